@@ -1,0 +1,363 @@
+"""Reading and writing problem and solution files, with validation that names what is wrong.
+
+Loading has two paths. The fast path (:mod:`portfolio.jsonscan`) turns the bytes of a well-formed
+file straight into numpy arrays, never building Python lists, so even the 1.3 GB contest files load in
+bounded memory. Whenever it meets anything unexpected it steps aside, and the careful path
+(``json.loads`` plus a structural walk) finds the first problem and reports it with the file, the
+JSON path and the index. Both paths end in the same vectorised checks of the arrays.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from itertools import chain
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from .problem import INT64_MAX, Problem
+
+PathLike = str | Path
+
+
+class ProblemFormatError(ValueError):
+    """A problem file that cannot be used; the message names the file, the JSON path and the index."""
+
+    def __init__(self, path: PathLike, where: str, message: str) -> None:
+        self.path, self.where, self.detail = str(path), where, message
+        super().__init__(f"{path}: {where}: {message}" if where else f"{path}: {message}")
+
+
+class SolutionFormatError(ValueError):
+    """A solution file that cannot be read."""
+
+
+# ---------------------------------------------------------------------------------------- bytes
+def read_bytes(path: PathLike) -> bytes:
+    """The file's bytes, gunzipped when it is gzip (by magic number, not by name)."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise ProblemFormatError(path, "", "no such file") from None
+    except IsADirectoryError:
+        raise ProblemFormatError(path, "", "is a directory, not a problem file") from None
+    except OSError as exc:
+        raise ProblemFormatError(path, "", f"cannot read: {exc.strerror or exc}") from None
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (EOFError, OSError, zlib.error) as exc:
+            raise ProblemFormatError(path, "", f"corrupt or truncated gzip data ({exc})") from None
+    return data
+
+
+# ---------------------------------------------------------------------------------------- careful path
+def _is_int(x: Any) -> bool:
+    return type(x) is int
+
+
+def _describe(x: Any) -> str:
+    text = json.dumps(x) if not isinstance(x, (list, dict)) else type(x).__name__
+    return text if len(text) < 40 else text[:37] + "..."
+
+
+def _check_int(path: PathLike, where: str, x: Any) -> None:
+    if not _is_int(x):
+        raise ProblemFormatError(path, where, f"expected a non-negative integer, got {_describe(x)}")
+    if x < 0:
+        raise ProblemFormatError(path, where, f"must not be negative, got {x}")
+    if x > INT64_MAX:
+        raise ProblemFormatError(path, where, f"{x} does not fit in a signed 64-bit integer")
+
+
+def _rows(path: PathLike, where: str, value: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Flatten a list of integer lists into (counts, flat int64 values), checking every entry."""
+    if not isinstance(value, list):
+        raise ProblemFormatError(path, where, f"expected a list of lists, got {_describe(value)}")
+    for i, row in enumerate(value):
+        if not isinstance(row, list):
+            raise ProblemFormatError(path, f"{where}[{i}]", f"expected a list, got {_describe(row)}")
+    flat = list(chain.from_iterable(value))
+    if not all(_is_int(x) and 0 <= x <= INT64_MAX for x in flat):
+        for i, row in enumerate(value):
+            for k, x in enumerate(row):
+                _check_int(path, f"{where}[{i}][{k}]", x)
+    counts = np.fromiter(map(len, value), dtype=np.int64, count=len(value))
+    return counts, np.array(flat, dtype=np.int64).reshape(-1)
+
+
+def _section(path: PathLike, parent: dict, key: str, where: str) -> Any:
+    if key not in parent:
+        raise ProblemFormatError(path, where, f"missing required field '{key}'")
+    return parent[key]
+
+
+def _flatten_parsed(path: PathLike, doc: Any) -> dict:
+    """Walk a parsed document into the same flat arrays the fast scanner returns."""
+    if not isinstance(doc, dict):
+        raise ProblemFormatError(path, "(top level)", f"expected a JSON object, got {_describe(doc)}")
+    problem = _section(path, doc, "problem", "(top level)")
+    if not isinstance(problem, dict):
+        raise ProblemFormatError(path, "problem", f"expected an object, got {_describe(problem)}")
+    nodes = _section(path, problem, "nodes", "problem")
+    edges = _section(path, problem, "edges", "problem")
+    for key, obj in (("problem.nodes", nodes), ("problem.edges", edges)):
+        if not isinstance(obj, dict):
+            raise ProblemFormatError(path, key, f"expected an object, got {_describe(obj)}")
+    out: dict[str, Any] = {}
+    for key, count_key in (("intervals", "interval_counts"), ("costs", "cost_counts"),
+                           ("usages", "usage_counts")):
+        value = _section(path, nodes, key, "problem.nodes")
+        out[count_key], out[key] = _rows(path, f"problem.nodes.{key}", value)
+    out["edge_node_counts"], out["edge_nodes"] = _rows(
+        path, "problem.edges.nodes", _section(path, edges, "nodes", "problem.edges"))
+    out["edge_cost_counts"], out["edge_costs"] = _rows(
+        path, "problem.edges.costs", _section(path, edges, "costs", "problem.edges"))
+    limit = problem.get("usage_limit")
+    if limit is not None:
+        _check_int(path, "problem.usage_limit", limit)
+    out["usage_limit"] = limit
+    name = problem.get("name")
+    if name is not None and not isinstance(name, str):
+        raise ProblemFormatError(path, "problem.name", f"expected a string, got {_describe(name)}")
+    out["name"] = name
+    return out
+
+
+def _parse_careful(path: PathLike, data: bytes) -> dict:
+    try:
+        doc = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise ProblemFormatError(
+            path, "", f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise ProblemFormatError(path, "", f"not valid UTF-8 text ({exc.reason})") from None
+    return _flatten_parsed(path, doc)
+
+
+# ---------------------------------------------------------------------------------------- shared checks
+def _first(mask: np.ndarray) -> int:
+    return int(np.flatnonzero(mask)[0])
+
+
+def _check_arrays(path: PathLike, raw: dict) -> None:
+    """Vectorised consistency checks; raise on the first inconsistency, naming its index."""
+    n_int, n_cost, n_use = (len(raw[k]) for k in ("interval_counts", "cost_counts", "usage_counts"))
+    if not n_int == n_cost == n_use:
+        raise ProblemFormatError(
+            path, "problem.nodes",
+            f"intervals, costs and usages must have one entry per node, got {n_int}, {n_cost}, {n_use}",
+        )
+    bad = raw["interval_counts"] != 2
+    if bad.any():
+        i = _first(bad)
+        raise ProblemFormatError(path, f"problem.nodes.intervals[{i}]",
+                                 f"expected [start, end], got {raw['interval_counts'][i]} numbers")
+    iv = raw["intervals"].reshape(-1, 2)
+    bad = iv[:, 0] > iv[:, 1]
+    if bad.any():
+        i = _first(bad)
+        raise ProblemFormatError(path, f"problem.nodes.intervals[{i}]",
+                                 f"start {iv[i, 0]} is after end {iv[i, 1]}")
+    bad = raw["cost_counts"] == 0
+    if bad.any():
+        raise ProblemFormatError(path, f"problem.nodes.costs[{_first(bad)}]", "node has zero strategies")
+    bad = raw["cost_counts"] != raw["usage_counts"]
+    if bad.any():
+        i = _first(bad)
+        raise ProblemFormatError(
+            path, f"problem.nodes.usages[{i}]",
+            f"has {raw['usage_counts'][i]} entries but costs[{i}] has {raw['cost_counts'][i]}",
+        )
+    n_en, n_ec = len(raw["edge_node_counts"]), len(raw["edge_cost_counts"])
+    if n_en != n_ec:
+        raise ProblemFormatError(path, "problem.edges",
+                                 f"nodes has {n_en} entries but costs has {n_ec}; they must agree")
+    bad = raw["edge_node_counts"] == 0
+    if bad.any():
+        raise ProblemFormatError(path, f"problem.edges.nodes[{_first(bad)}]", "edge names no node")
+    en = raw["edge_nodes"]
+    bad = en >= n_int
+    if bad.any():
+        slot = _first(bad)
+        offsets = np.concatenate([[0], np.cumsum(raw["edge_node_counts"])])
+        e = int(np.searchsorted(offsets, slot, side="right") - 1)
+        raise ProblemFormatError(
+            path, f"problem.edges.nodes[{e}][{slot - offsets[e]}]",
+            f"node {en[slot]} is out of range (the problem has {n_int} nodes)",
+        )
+    _check_table_sizes(path, raw)
+
+
+def _check_table_sizes(path: PathLike, raw: dict) -> None:
+    counts = raw["cost_counts"]
+    arity = raw["edge_node_counts"]
+    offsets = np.concatenate([[0], np.cumsum(arity)])[:-1]
+    expected = np.ones(len(arity), dtype=np.int64)
+    wide = np.zeros(len(arity), dtype=bool)
+    for p in range(int(arity.max(initial=0))):
+        mask = arity > p
+        k = counts[raw["edge_nodes"][offsets[mask] + p]]
+        wide[mask] |= expected[mask] > INT64_MAX // np.maximum(k, 1)
+        expected[mask] *= k
+    bad = wide | (expected != raw["edge_cost_counts"])
+    if bad.any():
+        e = _first(bad)
+        nodes = raw["edge_nodes"][offsets[e]:offsets[e] + arity[e]].tolist()
+        ks = [int(counts[v]) for v in nodes]
+        product = int(np.prod(np.array(ks, dtype=object)))
+        raise ProblemFormatError(
+            path, f"problem.edges.costs[{e}]",
+            f"has {raw['edge_cost_counts'][e]} entries but its nodes {nodes} have "
+            f"{' x '.join(map(str, ks))} = {product} strategy combinations",
+        )
+
+
+def _build(path: PathLike, raw: dict) -> Problem:
+    _check_arrays(path, raw)
+    return Problem.from_contest_arrays(
+        name=raw["name"] if raw["name"] is not None else _stem(path),
+        intervals=raw["intervals"],
+        strategy_counts=raw["cost_counts"],
+        costs=raw["costs"],
+        usages=raw["usages"],
+        edge_node_counts=raw["edge_node_counts"],
+        edge_nodes=raw["edge_nodes"],
+        edge_costs=raw["edge_costs"],
+        usage_limit=raw["usage_limit"],
+    )
+
+
+def _stem(path: PathLike) -> str:
+    name = Path(path).name
+    for suffix in (".gz", ".json"):
+        if name.endswith(suffix):
+            name = name[: -len(suffix)]
+    return name
+
+
+def parse_problem(data: bytes, path: PathLike = "<bytes>") -> Problem:
+    """Build a validated :class:`Problem` from a contest file's (uncompressed) bytes."""
+    raw = None
+    try:
+        from .jsonscan import ScanFallback, scan_problem
+    except ImportError:  # the fast path is optional; the careful path always works
+        scan_problem = None
+    if scan_problem is not None:
+        try:
+            raw = scan_problem(data)
+        except ScanFallback:
+            raw = None
+    if raw is None:
+        raw = _parse_careful(path, data)
+    return _build(path, raw)
+
+
+def load_problem(path: PathLike) -> Problem:
+    """Load and validate a ``.json`` or ``.json.gz`` problem file."""
+    return parse_problem(read_bytes(path), path)
+
+
+# ---------------------------------------------------------------------------------------- writing
+def problem_to_dict(problem: Problem) -> dict:
+    """The contest JSON document of a contest-shaped problem."""
+    if not problem.is_contest_shaped:
+        raise ValueError("only contest-shaped problems (one interval per node, one limit) can be written")
+
+    def rows(flat: np.ndarray, offsets: np.ndarray) -> list[list[int]]:
+        return [row.tolist() for row in np.split(flat, offsets[1:-1])]
+
+    doc: dict[str, Any] = {
+        "name": problem.name,
+        "nodes": {
+            "intervals": np.stack([problem.interval_start, problem.interval_end], axis=1).tolist(),
+            "costs": rows(problem.node_costs, problem.strategy_offsets),
+            "usages": rows(problem.interval_usages, problem.interval_usage_offsets),
+        },
+        "edges": {
+            "nodes": rows(problem.edge_nodes, problem.edge_node_offsets),
+            "costs": rows(problem.edge_costs, problem.edge_cost_offsets),
+        },
+    }
+    if problem.usage_limit is not None:
+        doc["usage_limit"] = problem.usage_limit
+    return {"problem": doc}
+
+
+def write_problem(problem: Problem, path: PathLike) -> None:
+    """Write a contest-shaped problem as JSON (gzip when the name ends in ``.gz``)."""
+    text = json.dumps(problem_to_dict(problem), separators=(",", ":")).encode()
+    p = Path(path)
+    p.write_bytes(gzip.compress(text, compresslevel=6) if p.name.endswith(".gz") else text)
+
+
+# ---------------------------------------------------------------------------------------- solutions
+def format_contest(solution: Sequence[int] | np.ndarray | None) -> str:
+    """The contest's output line: ``[s0, s1, ...]``, or ``[]`` when there is no solution."""
+    if solution is None:
+        return "[]"
+    return "[" + ", ".join(str(int(s)) for s in solution) + "]"
+
+
+def parse_solution_text(text: str, source: str = "<text>") -> list[int]:
+    """Read a solution from a JSON list, this tool's result JSON, or contest-style output."""
+    stripped = text.strip()
+    if not stripped:
+        raise SolutionFormatError(f"{source}: empty, expected a list of strategies")
+    try:
+        doc = json.loads(stripped)
+    except json.JSONDecodeError:
+        doc = None
+        lines = [line.strip() for line in stripped.splitlines() if line.strip()]
+        last = lines[-1]
+        if last.startswith("[") and last.endswith("]"):
+            try:
+                doc = json.loads(last)
+            except json.JSONDecodeError:
+                pass
+        if doc is None:
+            raise SolutionFormatError(
+                f"{source}: not a solution: expected a JSON list, a result file with a 'solution' "
+                f"field, or output whose last non-empty line is '[s0, s1, ...]'"
+            ) from None
+    if isinstance(doc, dict):
+        if "solution" not in doc:
+            raise SolutionFormatError(f"{source}: JSON object has no 'solution' field")
+        doc = doc["solution"]
+        if doc is None:
+            raise SolutionFormatError(f"{source}: the result file holds no solution (solution is null)")
+    if not isinstance(doc, list):
+        raise SolutionFormatError(f"{source}: expected a list of strategies, got {_describe(doc)}")
+    for i, s in enumerate(doc):
+        if not _is_int(s):
+            raise SolutionFormatError(f"{source}: solution[{i}] = {_describe(s)} is not an integer")
+    return doc
+
+
+def read_solution(path: PathLike) -> list[int]:
+    try:
+        text = Path(path).read_text()
+    except FileNotFoundError:
+        raise SolutionFormatError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SolutionFormatError(f"{path}: cannot read ({exc})") from None
+    return parse_solution_text(text, str(path))
+
+
+def write_solution(path: PathLike, solution: Sequence[int] | np.ndarray | None,
+                   fmt: str = "contest", extra: dict | None = None) -> None:
+    """Write a solution as a contest line (``fmt='contest'``) or as a result JSON (``fmt='json'``)."""
+    p = Path(path)
+    if fmt == "contest":
+        p.write_text(format_contest(solution) + "\n")
+    elif fmt == "json":
+        doc = dict(extra or {})
+        doc["solution"] = None if solution is None else [int(s) for s in solution]
+        p.write_text(json.dumps(doc, indent=2) + "\n")
+    else:
+        raise ValueError(f"unknown solution format {fmt!r}; use 'contest' or 'json'")
