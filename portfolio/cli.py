@@ -1,0 +1,287 @@
+"""The ``portfolio`` and ``iopddl`` commands: parse arguments, call the library, render results.
+
+Human-readable output goes to stderr (rich); machine-readable output (contest solution lines, JSON)
+goes to stdout, so ``portfolio solve x.json > plan.txt`` captures exactly the answer.
+Exit codes: 0 success / feasible, 1 infeasible or no solution, 2 bad input or usage.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import click
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+from .evaluate import SolutionError, evaluate, min_usage_profile
+from .io import (
+    ProblemFormatError,
+    SolutionFormatError,
+    format_contest,
+    load_problem,
+    read_solution,
+    write_problem,
+)
+from .problem import FORBIDDEN, Problem
+
+_START = time.monotonic()
+"""Process start (module import), from which the solve deadline is counted."""
+
+EXIT_OK, EXIT_NO_SOLUTION, EXIT_BAD_INPUT = 0, 1, 2
+
+console = Console(stderr=True)
+
+
+class UserError(click.ClickException):
+    """A problem with what the user gave us: one clear line, exit code 2, no traceback."""
+
+    exit_code = EXIT_BAD_INPUT
+
+    def show(self, file: Any = None) -> None:
+        console.print(f"[bold red]error:[/] {self.message}", highlight=False, markup=True)
+
+
+class _Group(click.Group):
+    """Turns our input errors into :class:`UserError` wherever a command raises them."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (ProblemFormatError, SolutionFormatError, SolutionError) as exc:
+            raise UserError(str(exc)) from None
+
+
+def bundled_example() -> Path:
+    """Path of the small example instance shipped inside the package."""
+    return Path(str(resources.files("portfolio.data") / "example.json"))
+
+
+def _load(path: str | Path) -> tuple[Problem, float]:
+    t0 = time.perf_counter()
+    problem = load_problem(path)
+    return problem, time.perf_counter() - t0
+
+
+def _emit_json(doc: dict) -> None:
+    click.echo(json.dumps(doc, indent=2))
+
+
+# ------------------------------------------------------------------------------------------ info
+def problem_summary(problem: Problem) -> dict:
+    """Size, structure and memory tightness of an instance."""
+    counts = problem.strategy_counts
+    times = problem.time_points
+    floor = min_usage_profile(problem)
+    peak_floor = int(floor.max()) if len(floor) else 0
+    limit = problem.usage_limit
+    nonempty = problem.interval_end > problem.interval_start
+    return {
+        "name": problem.name,
+        "nodes": problem.num_nodes,
+        "edges": problem.num_edges,
+        "intervals": problem.num_intervals,
+        "strategies": {
+            "total": int(counts.sum()),
+            "min": int(counts.min()) if len(counts) else 0,
+            "mean": round(float(counts.mean()), 3) if len(counts) else 0.0,
+            "max": int(counts.max(initial=0)),
+        },
+        "single_strategy_nodes": int(np.count_nonzero(counts == 1)),
+        "forbidden_node_strategies": int(np.count_nonzero(problem.node_costs == FORBIDDEN)),
+        "edge_table_entries": int(len(problem.edge_costs)),
+        "forbidden_edge_entries": int(np.count_nonzero(problem.edge_costs == FORBIDDEN)),
+        "edge_arity": {str(a): int(c) for a, c in zip(*np.unique(problem.edge_arity, return_counts=True))},
+        "time_horizon": [int(problem.interval_start.min(initial=0)), int(problem.interval_end.max(initial=0))],
+        "zero_length_intervals": int(np.count_nonzero(~nonempty)),
+        "distinct_time_points": int(len(times)),
+        "usage_limit": limit,
+        "min_usage_peak": peak_floor,
+        "memory_tightness": (peak_floor / limit) if limit else None,
+    }
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="iopddl-portfolio")
+def cli() -> None:
+    """Solver portfolio for the IOPDDL intra-operator parallelism (auto-sharding) problem."""
+
+
+@cli.command()
+@click.argument("problem", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON to stdout.")
+def info(problem: str, as_json: bool) -> None:
+    """Show the size, structure and memory tightness of PROBLEM (.json or .json.gz)."""
+    prob, seconds = _load(problem)
+    summary = problem_summary(prob)
+    summary["load_seconds"] = round(seconds, 3)
+    if as_json:
+        _emit_json(summary)
+        return
+    table = Table(title=f"{summary['name']}  ({problem})", show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column()
+    s = summary["strategies"]
+    tight = summary["memory_tightness"]
+    rows = [
+        ("nodes", f"{summary['nodes']:,}"),
+        ("edges", f"{summary['edges']:,}  (arity: " +
+         ", ".join(f"{k}: {v:,}" for k, v in summary["edge_arity"].items()) + ")"),
+        ("strategies", f"{s['total']:,} total; per node min {s['min']} / mean {s['mean']} / max {s['max']}"),
+        ("single-strategy nodes", f"{summary['single_strategy_nodes']:,}"),
+        ("forbidden node strategies", f"{summary['forbidden_node_strategies']:,}"),
+        ("edge table entries", f"{summary['edge_table_entries']:,} "
+         f"({summary['forbidden_edge_entries']:,} forbidden)"),
+        ("time horizon", f"[{summary['time_horizon'][0]:,}, {summary['time_horizon'][1]:,})"),
+        ("distinct time points", f"{summary['distinct_time_points']:,} "
+         f"({summary['zero_length_intervals']:,} zero-length intervals)"),
+        ("usage limit", "unlimited" if summary["usage_limit"] is None else f"{summary['usage_limit']:,}"),
+        ("min-usage peak", f"{summary['min_usage_peak']:,}"),
+        ("memory tightness", "n/a" if tight is None else f"{tight:.3f}  (min-usage peak / limit)"),
+        ("load time", f"{seconds:.2f} s"),
+    ]
+    for key, value in rows:
+        table.add_row(key, value)
+    console.print(table)
+
+
+# ------------------------------------------------------------------------------------------ evaluate
+def _render_evaluation(ev_dict: dict, title: str) -> None:
+    table = Table(title=title, show_header=False, title_justify="left")
+    table.add_column(style="bold")
+    table.add_column()
+    feasible = ev_dict["feasible"]
+    table.add_row("cost", f"{ev_dict['cost']:,}")
+    table.add_row("feasible", "[green]yes[/]" if feasible else "[red]NO[/]")
+    limit = ev_dict["usage_limit"]
+    table.add_row("peak usage", f"{ev_dict['peak_usage']:,} at t={ev_dict['peak_time']}" +
+                  ("" if limit is None else f"  (limit {limit:,})"))
+    if ev_dict["margin"] is not None:
+        table.add_row("margin", f"{ev_dict['margin']:,} at t={ev_dict['tightest_time']}")
+    if not feasible:
+        table.add_row("violations", f"{ev_dict['violated_time_points']:,} time points, first at "
+                      f"t={ev_dict['first_violation_time']}")
+    forb = ev_dict["forbidden_node_choices"] + ev_dict["forbidden_edge_entries"]
+    table.add_row("forbidden choices", ("[red]" if forb else "") +
+                  f"{ev_dict['forbidden_node_choices']} node strategies, "
+                  f"{ev_dict['forbidden_edge_entries']} edge entries")
+    console.print(table)
+
+
+@cli.command(name="evaluate")
+@click.argument("problem", type=click.Path(dir_okay=False))
+@click.argument("solution", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON to stdout.")
+def evaluate_cmd(problem: str, solution: str, as_json: bool) -> None:
+    """Check SOLUTION on PROBLEM: exact cost, feasibility, peak memory, forbidden choices.
+
+    SOLUTION is a JSON list, a result file of `portfolio solve --json`, or contest output whose last
+    non-empty line is `[s0, s1, ...]`. Exit code 0 when feasible, 1 when infeasible, 2 when malformed.
+    """
+    prob, _ = _load(problem)
+    sol = read_solution(solution)
+    ev = evaluate(prob, sol)
+    if as_json:
+        _emit_json({"problem": prob.name, **ev.to_dict()})
+    else:
+        _render_evaluation(ev.to_dict(), f"{prob.name}: {solution}")
+    sys.exit(EXIT_OK if ev.feasible else EXIT_NO_SOLUTION)
+
+
+# ------------------------------------------------------------------------------------------ solve
+def _refuse_overwrite(path: str | None, force: bool) -> None:
+    if path and Path(path).exists() and not force:
+        raise UserError(f"{path}: already exists; pass --force to overwrite it")
+
+
+def run_solve(problem_path: str | Path, time_limit: float, output: str | None, as_json: bool,
+              quiet: bool, force: bool) -> int:
+    """Solve and report; returns the exit code. (The portfolio runner will replace the baseline.)"""
+    _refuse_overwrite(output, force)
+    prob, load_s = _load(problem_path)
+    sol = prob.min_usage_strategies
+    ev = evaluate(prob, sol)
+    ok = ev.feasible
+    result = {
+        "problem": prob.name,
+        "problem_path": str(problem_path),
+        "backend": "min-usage",
+        "time_limit": time_limit,
+        "elapsed": round(time.monotonic() - _START, 3),
+        "load_seconds": round(load_s, 3),
+        "evaluation": ev.to_dict(),
+        "solution": [int(s) for s in sol] if ok else None,
+    }
+    if output:
+        Path(output).write_text(json.dumps(result, indent=2) + "\n")
+    if not quiet:
+        _render_evaluation(ev.to_dict(), f"{prob.name}: min-usage plan")
+    if as_json:
+        _emit_json(result)
+    else:
+        click.echo(format_contest(sol if ok else None))
+    return EXIT_OK if ok else EXIT_NO_SOLUTION
+
+
+@cli.command()
+@click.argument("problem", required=False, type=click.Path(dir_okay=False))
+@click.option("--time-limit", "-t", type=click.FloatRange(min=0, min_open=True), default=60.0,
+              show_default=True, help="Wall-clock seconds for the whole command.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the result JSON here.")
+@click.option("--force", is_flag=True, help="Overwrite --output if it exists.")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
+def solve(problem: str | None, time_limit: float, output: str | None, force: bool, as_json: bool,
+          quiet: bool) -> None:
+    """Find the cheapest feasible plan for PROBLEM (default: the bundled example).
+
+    The last stdout line is the plan `[s0, s1, ...]`, or `[]` when none was found.
+    """
+    sys.exit(run_solve(problem or bundled_example(), time_limit, output, as_json, quiet, force))
+
+
+# ------------------------------------------------------------------------------------------ generate
+@cli.command()
+@click.argument("out", type=click.Path(dir_okay=False))
+@click.option("--nodes", "-n", type=click.IntRange(min=1), required=True, help="Number of nodes.")
+@click.option("--strategies", "-k", type=click.IntRange(min=1), default=8, show_default=True,
+              help="Typical strategies per node.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--force", is_flag=True, help="Overwrite OUT if it exists.")
+def generate(out: str, nodes: int, strategies: int, seed: int, force: bool) -> None:
+    """Write a synthetic instance of the contest's shape to OUT (.json or .json.gz)."""
+    from .generate import generate_problem
+
+    _refuse_overwrite(out, force)
+    prob = generate_problem(nodes, strategies=strategies, seed=seed)
+    write_problem(prob, out)
+    console.print(f"wrote {out}: {prob.num_nodes:,} nodes, {prob.num_edges:,} edges, "
+                  f"limit {prob.usage_limit:,}")
+
+
+# ------------------------------------------------------------------------------------------ entry points
+def main() -> None:
+    """Entry point of the ``portfolio`` command."""
+    cli(prog_name="portfolio")
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("problem", type=click.Path(dir_okay=False))
+@click.argument("timeout", type=click.FloatRange(min=0, min_open=True))
+def _iopddl(problem: str, timeout: float) -> None:
+    """Contest drop-in: solve PROBLEM within TIMEOUT seconds; the last stdout line is the plan."""
+    try:
+        code = run_solve(problem, timeout, None, False, True, False)
+    except (ProblemFormatError, SolutionFormatError, SolutionError) as exc:
+        raise UserError(str(exc)) from None
+    sys.exit(code)
+
+
+def iopddl_main() -> None:
+    """Entry point of the ``iopddl`` command."""
+    _iopddl(prog_name="iopddl")
