@@ -1,0 +1,6 @@
+"""``python -m portfolio`` runs the ``portfolio`` command."""
+
+from .cli import main
+
+if __name__ == "__main__":
+    main()
