@@ -1,0 +1,127 @@
+"""The contract between the portfolio and a solver backend.
+
+A backend is any object with a ``name``, a one-line ``description``, ``capabilities``, an
+``available()`` check and a ``solve(problem, deadline, seed, warm_start, report)`` method. Subclassing
+:class:`Backend` is the easy way to get one. Backends know nothing of processes, terminals or the CLI:
+they receive a problem and a deadline, stream improving plans through ``report`` and return a
+:class:`SolveResult`. The runner re-verifies everything they say.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Callable, Optional, Protocol, runtime_checkable
+
+import numpy as np
+
+from .problem import Problem
+
+
+class Status(str, Enum):
+    """How a backend's run ended (the first six may be returned by a backend)."""
+
+    OPTIMAL = "optimal"                       # solution proven optimal
+    FEASIBLE = "feasible"                     # a feasible solution, optimality not proven
+    INFEASIBLE_PROVEN = "infeasible-proven"   # proof that no feasible plan exists
+    NO_SOLUTION = "no-solution"               # gave up without a feasible plan
+    UNSUPPORTED = "unsupported"               # cannot handle this instance (size, shape); says why
+    ERROR = "error"                           # failed (the runner also uses it for exceptions)
+    # Set only by the runner:
+    TIMEOUT = "timeout"                       # still running at the deadline, terminated
+    CRASHED = "crashed"                       # the worker process died (signal, abort, exit)
+    REJECTED = "rejected"                     # returned or reported something that failed verification
+    PENDING = "pending"                       # waiting for a free worker
+    RUNNING = "running"
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What the runner may expect of a backend."""
+
+    exact: bool = False          # can prove optimality (and infeasibility)
+    anytime: bool = False        # reports improving plans while it runs
+    warm_start: bool = False     # uses a given starting plan (and fresh incumbents, via report.best())
+    reduced: bool = False        # accepts a presolved (multi-interval, time-varying capacity) problem
+    max_nodes: Optional[int] = None  # refuses larger instances with Status.UNSUPPORTED
+
+    def labels(self) -> list[str]:
+        out = [name for name in ("exact", "anytime", "warm_start", "reduced") if getattr(self, name)]
+        if self.max_nodes is not None:
+            out.append(f"nodes<={self.max_nodes:,}")
+        return out
+
+
+@dataclass
+class SolveResult:
+    """A backend's final word. ``solution`` is an int64 array, or None."""
+
+    status: Status
+    solution: Optional[np.ndarray] = None
+    lower_bound: Optional[int] = None
+    note: str = ""
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class Reporter(Protocol):
+    """What a backend gets as ``report``: call it with each improving plan."""
+
+    def __call__(self, solution: np.ndarray, note: str = "") -> None: ...
+
+    def best(self) -> Optional[np.ndarray]:
+        """The best verified plan the portfolio knows right now (from any backend), or None."""
+        ...
+
+
+class NullReporter:
+    """A reporter for direct calls outside the runner: remembers plans, shares nothing."""
+
+    def __init__(self) -> None:
+        self.reports: list[tuple[float, np.ndarray, str]] = []
+
+    def __call__(self, solution: np.ndarray, note: str = "") -> None:
+        self.reports.append((time.time(), np.array(solution, dtype=np.int64), note))
+
+    def best(self) -> Optional[np.ndarray]:
+        return None
+
+
+@runtime_checkable
+class BackendLike(Protocol):
+    name: str
+    description: str
+    capabilities: Capabilities
+
+    def available(self) -> tuple[bool, str]: ...
+
+    def solve(self, problem: Problem, deadline: float, seed: int,
+              warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult: ...
+
+
+class Backend:
+    """Convenience base class. Override ``solve``; set ``name``, ``description``, ``capabilities``.
+
+    ``deadline`` is an absolute ``time.time()`` value shared by the whole run: return (or at least
+    report your best plan) before it. ``seed`` makes randomised backends reproducible.
+    """
+
+    name: str = ""
+    description: str = ""
+    capabilities: Capabilities = Capabilities()
+
+    def available(self) -> tuple[bool, str]:
+        """(True, "") when usable here; otherwise (False, why), e.g. a missing optional dependency."""
+        return True, ""
+
+    def solve(self, problem: Problem, deadline: float, seed: int,
+              warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
+        raise NotImplementedError
+
+
+def time_left(deadline: float) -> float:
+    """Seconds until ``deadline`` (negative once passed)."""
+    return deadline - time.time()
+
+
+BackendFactory = Callable[[], BackendLike]

@@ -1,0 +1,1 @@
+"""numba-compiled hot loops shared by backends."""
