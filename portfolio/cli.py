@@ -194,55 +194,121 @@ def evaluate_cmd(problem: str, solution: str, as_json: bool) -> None:
 
 
 # ------------------------------------------------------------------------------------------ solve
-def _refuse_overwrite(path: str | None, force: bool) -> None:
+def _refuse_overwrite(path: str | Path | None, force: bool) -> None:
     if path and Path(path).exists() and not force:
         raise UserError(f"{path}: already exists; pass --force to overwrite it")
 
 
-def run_solve(problem_path: str | Path, time_limit: float, output: str | None, as_json: bool,
-              quiet: bool, force: bool) -> int:
-    """Solve and report; returns the exit code. (The portfolio runner will replace the baseline.)"""
+def _process_start() -> float:
+    """When this process started (``time.time()`` scale): the whole command's budget counts from it."""
+    try:
+        import psutil
+
+        return min(psutil.Process().create_time(), time.time())
+    except Exception:  # pragma: no cover - psutil missing or restricted
+        return time.time() - (time.monotonic() - _START)
+
+
+def _select_backends(names: str | None) -> list:
+    from .registry import Registry, RegistryError
+
+    registry = Registry()
+    for err in registry.load_errors:
+        console.print(f"[yellow]warning:[/] plugin not loaded: {err}", highlight=False)
+    wanted = None if not names else [n.strip() for n in names.split(",") if n.strip()]
+    try:
+        chosen = registry.select(wanted)
+    except RegistryError as exc:
+        raise UserError(str(exc)) from None
+    if not chosen:
+        raise UserError("no backend is available; see `portfolio backends`")
+    return chosen
+
+
+def run_solve(problem_path: str | Path, time_limit: float, backends: str | None = None,
+              workers: int | None = None, seed: int = 0, output: str | None = None,
+              as_json: bool = False, quiet: bool = False, force: bool = False) -> int:
+    """Run the portfolio on a problem file and report; returns the exit code."""
+    from .progress import LiveProgress, final_table
+    from .runner import run_portfolio
+
+    start = _process_start()
     _refuse_overwrite(output, force)
+    chosen = _select_backends(backends)
     prob, load_s = _load(problem_path)
-    sol = prob.min_usage_strategies
-    ev = evaluate(prob, sol)
-    ok = ev.feasible
-    result = {
-        "problem": prob.name,
-        "problem_path": str(problem_path),
-        "backend": "min-usage",
-        "time_limit": time_limit,
-        "elapsed": round(time.monotonic() - _START, 3),
-        "load_seconds": round(load_s, 3),
-        "evaluation": ev.to_dict(),
-        "solution": [int(s) for s in sol] if ok else None,
-    }
-    if output:
-        Path(output).write_text(json.dumps(result, indent=2) + "\n")
-    if not quiet:
-        _render_evaluation(ev.to_dict(), f"{prob.name}: min-usage plan")
-    if as_json:
-        _emit_json(result)
+    if quiet:
+        result = run_portfolio(prob, chosen, time_limit, start=start, workers=workers, seed=seed)
     else:
-        click.echo(format_contest(sol if ok else None))
-    return EXIT_OK if ok else EXIT_NO_SOLUTION
+        with LiveProgress(console) as progress:
+            result = run_portfolio(prob, chosen, time_limit, start=start, workers=workers, seed=seed,
+                                   on_update=progress)
+    doc = result.to_dict()
+    doc.update(problem_path=str(problem_path), load_seconds=round(load_s, 3), seed=seed)
+    answer = format_contest(result.solution)
+    if output:
+        Path(output).write_text(json.dumps(doc, indent=2) + "\n")
+    if not quiet:
+        console.print(final_table(result))
+        if result.solution is not None:
+            console.print(f"best: [bold]{result.cost:,}[/] by {result.winner} "
+                          f"in {result.elapsed:.2f} s of {time_limit:g} s")
+        elif result.infeasible_proven_by:
+            console.print(f"[magenta]proven infeasible[/] by {result.infeasible_proven_by}")
+        else:
+            console.print("[yellow]no feasible plan found[/]")
+    click.echo(json.dumps(doc, indent=2) if as_json else answer)
+    return EXIT_OK if result.solution is not None else EXIT_NO_SOLUTION
 
 
 @cli.command()
 @click.argument("problem", required=False, type=click.Path(dir_okay=False))
 @click.option("--time-limit", "-t", type=click.FloatRange(min=0, min_open=True), default=60.0,
-              show_default=True, help="Wall-clock seconds for the whole command.")
+              show_default=True, help="Wall-clock seconds for the whole command, loading included.")
+@click.option("--backends", "-b", help="Comma-separated backend names (default: all available).")
+@click.option("--workers", "-w", type=click.IntRange(min=1), help="Parallel worker processes "
+              "(default: CPU count).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for randomised backends.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the result JSON here.")
 @click.option("--force", is_flag=True, help="Overwrite --output if it exists.")
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON on stdout.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress or summary on stderr.")
-def solve(problem: str | None, time_limit: float, output: str | None, force: bool, as_json: bool,
-          quiet: bool) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON on stdout.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress or tables on stderr.")
+def solve(problem: str | None, time_limit: float, backends: str | None, workers: int | None,
+          seed: int, output: str | None, force: bool, as_json: bool, quiet: bool) -> None:
     """Find the cheapest feasible plan for PROBLEM (default: the bundled example).
 
-    The last stdout line is the plan `[s0, s1, ...]`, or `[]` when none was found.
+    Backends run in parallel until one shared deadline; every plan is re-verified by the exact
+    evaluator. The last stdout line is the plan `[s0, s1, ...]`, or `[]` when none was found.
     """
-    sys.exit(run_solve(problem or bundled_example(), time_limit, output, as_json, quiet, force))
+    sys.exit(run_solve(problem or bundled_example(), time_limit, backends, workers, seed, output,
+                       as_json, quiet, force))
+
+
+@cli.command(name="backends")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON to stdout.")
+def backends_cmd(as_json: bool) -> None:
+    """List the solver backends this installation knows, and whether each can run here."""
+    from .registry import Registry
+
+    registry = Registry()
+    rows = []
+    for info in registry.infos():
+        ok, why = info.backend.available()
+        rows.append({"name": info.backend.name, "package": info.package, "version": info.version,
+                     "available": ok, "reason": why, "description": info.backend.description,
+                     "capabilities": info.backend.capabilities.labels()})
+    if as_json:
+        _emit_json({"backends": rows, "load_errors": registry.load_errors})
+        return
+    table = Table(title="backends", title_justify="left")
+    for col in ("name", "package", "available", "capabilities", "description"):
+        table.add_column(col)
+    for row in rows:
+        avail = "[green]yes[/]" if row["available"] else f"[red]no[/]: {row['reason']}"
+        table.add_row(row["name"], f"{row['package']} {row['version']}".strip(), avail,
+                      ", ".join(row["capabilities"]) or "-", row["description"])
+    console.print(table)
+    for err in registry.load_errors:
+        console.print(f"[yellow]warning:[/] plugin not loaded: {err}", highlight=False)
 
 
 # ------------------------------------------------------------------------------------------ generate
@@ -276,7 +342,7 @@ def main() -> None:
 def _iopddl(problem: str, timeout: float) -> None:
     """Contest drop-in: solve PROBLEM within TIMEOUT seconds; the last stdout line is the plan."""
     try:
-        code = run_solve(problem, timeout, None, False, True, False)
+        code = run_solve(problem, timeout, quiet=True)
     except (ProblemFormatError, SolutionFormatError, SolutionError) as exc:
         raise UserError(str(exc)) from None
     sys.exit(code)
