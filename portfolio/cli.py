@@ -8,6 +8,7 @@ Exit codes: 0 success / feasible, 1 infeasible or no solution, 2 bad input or us
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from importlib import resources
@@ -200,13 +201,23 @@ def _refuse_overwrite(path: str | Path | None, force: bool) -> None:
 
 
 def _process_start() -> float:
-    """When this process started (``time.time()`` scale): the whole command's budget counts from it."""
-    try:
-        import psutil
+    """When this process started (``time.time()`` scale): the whole command's budget counts from it.
 
-        return min(psutil.Process().create_time(), time.time())
-    except Exception:  # pragma: no cover - psutil missing or restricted
-        return time.time() - (time.monotonic() - _START)
+    On Linux the age comes from /proc (start tick vs. uptime, both since boot); psutil's
+    ``create_time`` is not used because its boot-time estimate can be off by a second in containers.
+    Elsewhere, the import time of this module is the best estimate.
+    """
+    try:
+        with open("/proc/self/stat") as f:
+            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        age = uptime - start_ticks / os.sysconf("SC_CLK_TCK")
+        if 0 <= age < 3600:
+            return time.time() - age
+    except (OSError, ValueError, IndexError):
+        pass
+    return time.time() - (time.monotonic() - _START)
 
 
 def _select_backends(names: str | None) -> list:

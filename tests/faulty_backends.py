@@ -1,0 +1,175 @@
+"""Deliberately faulty backends for the runner's fault-containment tests (and one honest exact one).
+
+Importable as a plugin module: ``PORTFOLIO_PLUGINS=faulty_backends`` with this folder on PYTHONPATH.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import faulthandler
+import itertools
+import os
+import signal
+import time
+
+import numpy as np
+
+from portfolio.backend import Backend, Capabilities, SolveResult, Status
+from portfolio.evaluate import evaluate
+from portfolio.hookspecs import hookimpl
+
+
+class _Test(Backend):
+    test_only = True
+    description = "test backend"
+
+
+class BruteForce(_Test):
+    """Honest exact backend for tiny instances: enumerates every plan."""
+
+    name = "bruteforce"
+    capabilities = Capabilities(exact=True)
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        best = None
+        for plan in itertools.product(*[range(int(k)) for k in problem.strategy_counts]):
+            ev = evaluate(problem, list(plan))
+            if ev.feasible and (best is None or ev.cost < best[0]):
+                best = (ev.cost, np.array(plan))
+                report(best[1], "enumeration")
+        if best is None:
+            return SolveResult(Status.INFEASIBLE_PROVEN)
+        return SolveResult(Status.OPTIMAL, best[1], lower_bound=best[0])
+
+
+class Enumerate(BruteForce):
+    """The same enumeration without claiming optimality (so a run does not stop early)."""
+
+    name = "enumerate"
+    capabilities = Capabilities()
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        result = super().solve(problem, deadline, seed, warm_start, report)
+        return SolveResult(Status.FEASIBLE, result.solution)
+
+
+class Raises(_Test):
+    name = "raises"
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        raise RuntimeError("boom in solve")
+
+
+class Hangs(_Test):
+    """Reports the min-usage plan, then ignores the deadline forever."""
+
+    name = "hangs"
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        report(problem.min_usage_strategies, "before hanging")
+        while True:
+            time.sleep(0.05)
+
+
+class HangsSilently(_Test):
+    name = "hangs-silently"
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        while True:
+            time.sleep(0.05)
+
+
+class Segfaults(_Test):
+    name = "segfaults"
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        faulthandler.disable()  # pytest enables it; keep the expected crash quiet
+        ctypes.string_at(0)  # reads address 0: SIGSEGV
+        return SolveResult(Status.NO_SOLUTION)
+
+
+class Exits(_Test):
+    name = "exits"
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        os.kill(os.getpid(), signal.SIGKILL)
+        return SolveResult(Status.NO_SOLUTION)
+
+
+class WrongLength(_Test):
+    name = "wrong-length"
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        return SolveResult(Status.FEASIBLE, np.zeros(problem.num_nodes + 1, dtype=np.int64))
+
+
+class OutOfRange(_Test):
+    name = "out-of-range"
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        plan = np.zeros(problem.num_nodes, dtype=np.int64)
+        plan[-1] = problem.strategy_counts[-1]
+        report(plan, "one past the last strategy")
+        return SolveResult(Status.FEASIBLE, plan)
+
+
+class Infeasible(_Test):
+    """Reports the cheapest plan ignoring memory (infeasible on the bundled example) as feasible."""
+
+    name = "infeasible"
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        plan = np.array([0, 1, 0, 1, 0, 0, 1, 1])  # cost 250, peak above the limit of 70
+        report(plan, "cheap but over the limit")
+        return SolveResult(Status.FEASIBLE, plan)
+
+
+class FalseOptimum(_Test):
+    """Claims optimality for a feasible but poor plan, after the honest backends had time to finish."""
+
+    name = "false-optimum"
+    capabilities = Capabilities(exact=True)
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        time.sleep(1.0)
+        return SolveResult(Status.OPTIMAL, np.array(problem.min_usage_strategies))
+
+
+class FalseBound(_Test):
+    name = "false-bound"
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        time.sleep(1.0)
+        return SolveResult(Status.NO_SOLUTION, lower_bound=10**9)
+
+
+class BadStatus(_Test):
+    name = "bad-status"
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        return SolveResult(Status.RUNNING, np.array(problem.min_usage_strategies))
+
+
+class WarmStartSpy(_Test):
+    """Waits for a shared incumbent via report.best() and returns it, proving cooperation works."""
+
+    name = "warm-spy"
+    capabilities = Capabilities(warm_start=True, anytime=True)
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        while time.time() < deadline:
+            best = report.best()
+            if best is not None:
+                return SolveResult(Status.FEASIBLE, best, note=f"got a shared plan")
+            time.sleep(0.02)
+        return SolveResult(Status.NO_SOLUTION, note="never received a plan")
+
+
+FAULTY = [Raises(), Hangs(), HangsSilently(), Segfaults(), Exits(), WrongLength(),
+       OutOfRange(), Infeasible(), FalseOptimum(), FalseBound(), BadStatus()]
+ALL = [BruteForce(), Enumerate(), *FAULTY, WarmStartSpy()]
+
+
+@hookimpl
+def portfolio_backends():
+    return ALL
