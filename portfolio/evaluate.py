@@ -180,7 +180,11 @@ def evaluate(problem: Problem, solution: object) -> Evaluation:
         limit_at_peak = int(capacity[k_peak])
     margin, tightest, first_violation, violated = limit_at_peak, None, None, 0
     if limited.any():
-        slack = capacity[limited].astype(object) - profile[limited].astype(object)
+        used = profile[limited]
+        if used.dtype == np.int64 and (len(used) == 0 or used.min() >= 0):
+            slack = capacity[limited] - used  # both in [0, 2**63): the difference cannot wrap
+        else:
+            slack = capacity[limited].astype(object) - used.astype(object)
         k_tight = int(np.argmin(slack))
         margin, tightest = int(slack[k_tight]), int(times[limited][k_tight])
         over = np.flatnonzero(slack < 0)

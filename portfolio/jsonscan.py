@@ -17,6 +17,7 @@ The scanner never guesses: if it returns, the data equals what
 from __future__ import annotations
 
 import json
+from typing import NoReturn
 
 import numba
 import numpy as np
@@ -107,90 +108,123 @@ def _string_end(buf, i, info):
 
 @_jit
 def _number(buf, i, info):
-    """Parse a non-negative int64 JSON integer at i; return (end, value)."""
+    """Parse one non-negative int64 JSON integer at i; return (end, value).
+
+    Used for usage_limit only; the list sections use the same rules inline.
+    """
     n = buf.shape[0]
-    if i >= n:
-        return _fail(info, 1, i), np.int64(0)
-    d = np.int64(buf[i]) - 48
-    if d < 0 or d > 9:
-        return _fail(info, 2, i), np.int64(0)
-    j = i + 1
-    v = d
-    if d == 0:  # JSON forbids leading zeros
-        if j < n and 48 <= buf[j] <= 57:
-            return _fail(info, 2, i), np.int64(0)
-        return j, v
+    v = np.uint64(0)
+    j = i
     while j < n:
-        d = np.int64(buf[j]) - 48
-        if d < 0 or d > 9:
+        d = np.uint8(buf[j] - 48)
+        if d > 9:
             break
-        nd = j - i  # digits already in v
-        if nd >= 18:
-            # the 19th digit may overflow; a 20th always does
-            if nd >= 19 or v > (_INT64_MAX - d) // 10:
-                return _fail(info, 2, i), np.int64(0)
-        v = v * 10 + d
+        v = v * np.uint64(10) + np.uint64(d)
         j += 1
-    return j, v
+    if j == i or j - i > 19 or (buf[i] == 48 and j - i > 1) or v > np.uint64(_INT64_MAX):
+        return _fail(info, 2, i), np.int64(0)
+    return j, np.int64(v)
 
 
 @_jit
-def _lists(buf, i, fill, counts, vals, info):
-    """Parse ``[[int,...],...]`` at i (buf[i] == '[').
+def _count_lists(buf, i, info):
+    """Pass 1: validate ``[[int,...],...]`` at i (buf[i] == '[').
 
-    Returns (end, n_lists, n_values); in fill mode also stores per-list
-    lengths in counts and the values in vals (bounds-checked).
+    One flat loop (no per-token calls: this is the hot path) tracking the
+    depth and the previous token class.  Integers are only checked for
+    syntax, leading zeros and length <= 19 here; _fill checks the int64
+    bound.  Returns (end, n_lists, n_values).
     """
     n = buf.shape[0]
     nl = 0
     nv = 0
-    i = _ws(buf, i + 1)
-    if i < n and buf[i] == 93:
-        return i + 1, nl, nv
-    while True:
-        if i >= n or buf[i] != 91:
-            return _fail(info, 5, i), nl, nv
-        i = _ws(buf, i + 1)
-        k = 0
-        if i < n and buf[i] == 93:
-            i += 1
-        else:
-            while True:
-                i, v = _number(buf, i, info)
-                if i < 0:
-                    return -1, nl, nv
-                if fill:
-                    if nv >= vals.shape[0]:
-                        return _fail(info, 7, i), nl, nv
-                    vals[nv] = v
-                nv += 1
-                k += 1
-                i = _ws(buf, i)
-                if i >= n:
-                    return _fail(info, 1, i), nl, nv
-                c = buf[i]
-                if c == 44:
-                    i = _ws(buf, i + 1)
-                elif c == 93:
-                    i += 1
-                    break
-                else:
-                    return _fail(info, 2, i), nl, nv
-        if fill:
-            if nl >= counts.shape[0]:
-                return _fail(info, 7, i), nl, nv
-            counts[nl] = k
-        nl += 1
-        i = _ws(buf, i)
-        if i >= n:
-            return _fail(info, 1, i), nl, nv
+    depth = 1
+    prev = 0  # 0: '[' just opened, 1: value or inner list just closed, 2: ','
+    i += 1
+    while i < n:
         c = buf[i]
+        if np.uint8(c - 48) <= 9:
+            if depth != 2 or prev == 1:
+                return _fail(info, 2, i), nl, nv
+            j = i + 1
+            while j < n and np.uint8(buf[j] - 48) <= 9:
+                j += 1
+            if (c == 48 and j - i > 1) or j - i > 19:
+                return _fail(info, 2, i), nl, nv
+            nv += 1
+            prev = 1
+            i = j
+            continue
         if c == 44:
-            i = _ws(buf, i + 1)
+            if prev != 1:
+                return _fail(info, 1, i), nl, nv
+            prev = 2
         elif c == 93:
-            return i + 1, nl, nv
-        else:
-            return _fail(info, 1, i), nl, nv
+            if prev == 2:
+                return _fail(info, 1, i), nl, nv
+            if depth == 1:
+                return i + 1, nl, nv
+            nl += 1
+            depth = 1
+            prev = 1
+        elif c == 91:
+            if depth != 1 or prev == 1:
+                return _fail(info, 5, i), nl, nv
+            depth = 2
+            prev = 0
+        elif not (c == 32 or c == 10 or c == 13 or c == 9):
+            return _fail(info, 2 if depth == 2 else 5, i), nl, nv
+        i += 1
+    return _fail(info, 1, i), nl, nv
+
+
+@_jit
+def _fill(buf, i, counts, vals, info):
+    """Pass 2: re-parse one section already validated by _count_lists.
+
+    Up to 19 digits fit in uint64 without wrapping, so one comparison with
+    int64 max catches overflow (10**18 etc. stay exact; no float).  The
+    structure is trusted (same bytes as pass 1) but every write is
+    bounds-checked so a buffer mutated in between cannot corrupt memory.
+    """
+    n = buf.shape[0]
+    nl = 0
+    nv = 0
+    k = 0
+    depth = 0
+    while i < n:
+        c = buf[i]
+        if np.uint8(c - 48) <= 9:
+            v = np.uint64(0)
+            j = i
+            while j < n:
+                d = np.uint8(buf[j] - 48)
+                if d > 9:
+                    break
+                v = v * np.uint64(10) + np.uint64(d)
+                j += 1
+            if j - i > 19 or v > np.uint64(_INT64_MAX) or nv >= vals.shape[0]:
+                return _fail(info, 2, i)
+            vals[nv] = np.int64(v)
+            nv += 1
+            k += 1
+            i = j
+            continue
+        if c == 91:
+            depth += 1
+            k = 0
+        elif c == 93:
+            depth -= 1
+            if depth == 0:
+                break
+            if nl >= counts.shape[0]:
+                return _fail(info, 7, i)
+            counts[nl] = k
+            nl += 1
+        i += 1
+    if depth != 0 or nl != counts.shape[0] or nv != vals.shape[0]:
+        return _fail(info, 7, i)
+    return i + 1
 
 
 @_jit
@@ -237,13 +271,13 @@ def _after_value(buf, i, info):
 
 
 @_jit
-def _section(buf, i, s, seen, info, dummy):
+def _section(buf, i, s, seen, info):
     """Count-parse one list-of-lists section and record where it starts."""
     if seen & (1 << s):
         return _fail(info, 3, i)
     if i >= buf.shape[0] or buf[i] != 91:
         return _fail(info, 5, i)
-    e, nl, nv = _lists(buf, i, False, dummy, dummy, info)
+    e, nl, nv = _count_lists(buf, i, info)
     if e < 0:
         return -1
     info[_I_SEC + 3 * s] = i
@@ -253,7 +287,7 @@ def _section(buf, i, s, seen, info, dummy):
 
 
 @_jit
-def _group(buf, i, is_edges, table, lens, info, dummy):
+def _group(buf, i, is_edges, table, lens, info):
     """Parse the "nodes" or "edges" object at i (buf[i] == '{')."""
     n = buf.shape[0]
     if i >= n or buf[i] != 123:
@@ -282,7 +316,7 @@ def _group(buf, i, is_edges, table, lens, info, dummy):
                 s = _S_USAGES
             else:
                 return _fail(info, 3, i)
-        i = _section(buf, i, s, seen, info, dummy)
+        i = _section(buf, i, s, seen, info)
         if i < 0:
             return -1
         seen |= 1 << s
@@ -299,7 +333,7 @@ def _group(buf, i, is_edges, table, lens, info, dummy):
 
 
 @_jit
-def _problem(buf, i, table, lens, info, dummy):
+def _problem(buf, i, table, lens, info):
     """Parse the "problem" object at i (buf[i] == '{')."""
     n = buf.shape[0]
     if i >= n or buf[i] != 123:
@@ -331,7 +365,7 @@ def _problem(buf, i, table, lens, info, dummy):
             info[_I_HASLIM] = 1
             info[_I_LIMIT] = v
         else:
-            i = _group(buf, i, kid == _K_EDGES, table, lens, info, dummy)
+            i = _group(buf, i, kid == _K_EDGES, table, lens, info)
             if i < 0:
                 return -1
         i, done = _after_value(buf, i, info)
@@ -348,10 +382,9 @@ def _problem(buf, i, table, lens, info, dummy):
 def _scan(buf, table, lens, info):
     """Pass 1: validate the whole document, count, locate sections."""
     n = buf.shape[0]
-    dummy = np.empty(0, np.int64)
     i = _ws(buf, 0)
     if i >= n or buf[i] != 123:
-        return _fail(info, 5, i)
+        return _fail(info, 5 if i < n else 1, i)
     i = _ws(buf, i + 1)
     if i < n and buf[i] == 125:
         return _fail(info, 4, i)
@@ -360,7 +393,7 @@ def _scan(buf, table, lens, info):
         return -1
     if kid != _K_PROBLEM:
         return _fail(info, 3, i)
-    i = _problem(buf, i, table, lens, info, dummy)
+    i = _problem(buf, i, table, lens, info)
     if i < 0:
         return -1
     i = _ws(buf, i)
@@ -370,17 +403,6 @@ def _scan(buf, table, lens, info):
     if i != n:
         return _fail(info, 6, i)
     return i
-
-
-@_jit
-def _fill(buf, start, counts, vals, info):
-    """Pass 2: re-parse one section into exactly-sized arrays."""
-    e, nl, nv = _lists(buf, start, True, counts, vals, info)
-    if e < 0:
-        return -1
-    if nl != counts.shape[0] or nv != vals.shape[0]:
-        return _fail(info, 7, start)
-    return e
 
 
 def _as_u8(data: bytes | bytearray | memoryview | np.ndarray) -> np.ndarray:
@@ -394,7 +416,7 @@ def _as_u8(data: bytes | bytearray | memoryview | np.ndarray) -> np.ndarray:
     return arr
 
 
-def _raise(info: np.ndarray) -> None:
+def _raise(info: np.ndarray) -> NoReturn:
     code = int(info[_I_ERR])
     raise ScanFallback(f"{_ERRORS.get(code, 'error')} (byte {int(info[_I_POS])})")
 

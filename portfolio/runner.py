@@ -132,13 +132,44 @@ class PortfolioResult:
 
 
 # ------------------------------------------------------------------------------------------ worker side
-class _PipeReporter:
-    """The ``report`` a backend gets inside a worker: throttled incumbents out, warm starts in."""
+class SharedBest:
+    """The portfolio's best verified plan in shared memory, readable by every worker.
 
-    def __init__(self, conn: Connection, t0: float) -> None:
-        self.conn, self.t0 = conn, t0
+    The parent never sends plans down a pipe (a blocking send to a worker that is itself blocked
+    sending an incumbent would deadlock both); it writes here, seqlock style: the version is odd while
+    the plan is being written, and readers retry when the version moved during their copy.
+    """
+
+    def __init__(self, ctx: mp.context.BaseContext, n: int) -> None:
+        self.version = ctx.RawValue("q", 0)
+        self.plan = ctx.RawArray("q", max(n, 1))
+        self.n = n
+
+    def publish(self, plan: np.ndarray) -> None:
+        self.version.value += 1
+        np.frombuffer(self.plan, dtype=np.int64, count=self.n)[:] = plan
+        self.version.value += 1
+
+    def read(self, seen: int) -> tuple[int, Optional[np.ndarray]]:
+        """(version, plan) when a newer complete plan than ``seen`` is there, else (seen, None)."""
+        for _ in range(100):
+            before = self.version.value
+            if before == seen or before % 2:
+                return seen, None
+            plan = np.frombuffer(self.plan, dtype=np.int64, count=self.n).copy()
+            if self.version.value == before:
+                return before, plan
+        return seen, None
+
+
+class _PipeReporter:
+    """The ``report`` a backend gets inside a worker: throttled incumbents out, shared best in."""
+
+    def __init__(self, conn: Connection, t0: float, shared: Optional[SharedBest]) -> None:
+        self.conn, self.t0, self.shared = conn, t0, shared
         self.pending: Optional[tuple[np.ndarray, str]] = None
         self.last_sent = 0.0
+        self.seen = 0
         self.latest_best: Optional[np.ndarray] = None
 
     def __call__(self, solution: np.ndarray, note: str = "") -> None:
@@ -154,17 +185,18 @@ class _PipeReporter:
             self.last_sent = time.time()
 
     def best(self) -> Optional[np.ndarray]:
-        while self.conn.poll():
-            message = self.conn.recv()
-            if message[0] == "best":
-                self.latest_best = message[1]
+        if self.shared is not None:
+            self.seen, plan = self.shared.read(self.seen)
+            if plan is not None:
+                self.latest_best = plan
         return self.latest_best
 
 
 def _worker_main(backend: BackendLike, problem: Problem, deadline: float, seed: int,
-                 warm_start: Optional[np.ndarray], conn: Connection, t0: float) -> None:
+                 warm_start: Optional[np.ndarray], conn: Connection, t0: float,
+                 shared: Optional[SharedBest]) -> None:
     """Body of a worker process: run one backend and send everything back."""
-    reporter = _PipeReporter(conn, t0)
+    reporter = _PipeReporter(conn, t0, shared)
     try:
         result = backend.solve(problem, deadline, seed, warm_start, reporter)
         reporter.flush()
@@ -218,6 +250,7 @@ class Portfolio:
         self.active: list[_Worker] = []
         self.queue = list(self.backends)
         self.ctx = mp.get_context("fork")
+        self.shared = SharedBest(self.ctx, problem.num_nodes)
         if warm_start is not None:
             self._consider("(warm start)", np.asarray(warm_start, dtype=np.int64), "given warm start",
                            record=False)
@@ -259,18 +292,12 @@ class Portfolio:
                 run.incumbents.append(Incumbent(round(self.now(), 4), ev.cost, name, note))
         if self.best_eval is None or ev.cost < self.best_eval.cost:
             self.best, self.best_eval, self.best_backend = sol, ev, name
-            self._share_best(name)
+            self._share_best()
         return None
 
-    def _share_best(self, source: str) -> None:
-        """Offer a new best plan to running backends that take warm starts (not to its author)."""
-        for worker in self.active:
-            if worker.done or worker.run.name == source or not worker.backend.capabilities.warm_start:
-                continue
-            try:
-                worker.conn.send(("best", self.best))
-            except (OSError, ValueError):
-                pass
+    def _share_best(self) -> None:
+        """Publish a new best plan to running backends that take warm starts (never blocks)."""
+        self.shared.publish(self.best)
 
     # ---------------------------------------------------------------- workers
     def _launch(self, backend: BackendLike) -> None:
@@ -283,7 +310,8 @@ class Portfolio:
         parent_conn, child_conn = self.ctx.Pipe(duplex=True)
         process = self.ctx.Process(
             target=_worker_main, name=f"portfolio-{backend.name}", daemon=True,
-            args=(backend, self.problem, self.soft_deadline, self.seed, warm, child_conn, self.start),
+            args=(backend, self.problem, self.soft_deadline, self.seed, warm, child_conn, self.start,
+                  self.shared if backend.capabilities.warm_start else None),
         )
         process.start()
         child_conn.close()  # only the worker holds its end, so its death reads as EOF here

@@ -1,0 +1,197 @@
+"""How loading and evaluation scale with instance size, on synthetic contest-shaped instances.
+
+For each size: generate (:func:`portfolio.generate.generate_problem`), write uncompressed JSON to a
+temporary directory, then load and evaluate it in a *fresh* Python process, so the peak RSS reported
+is the loader's own and not the generator's. Prints (and optionally saves) a markdown table.
+
+    python benchmarks/scaling.py --sizes 10000 30000 100000 300000 --big --out scaling.md
+
+``--big`` adds a contest-W/Y-sized file (~1.3 GB of JSON: 60k nodes, ~100k edges); the project
+requires it to load in well under a minute and 12 GB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+# Generation and writing run in a child too: a parent that had held a big instance would pass its
+# RSS high-water mark on to every process it starts (Linux keeps ru_maxrss across fork and exec),
+# and the loader child would then report the generator's peak instead of its own.
+_GENERATE = r"""
+import json, sys, time
+from portfolio.generate import generate_problem
+from portfolio.io import write_problem
+
+nodes, strategies, seed, edges_per_node, path = sys.argv[1:]
+t = time.perf_counter()
+problem = generate_problem(int(nodes), int(strategies), int(seed),
+                           edges_per_node=float(edges_per_node))
+gen_s = time.perf_counter() - t
+t = time.perf_counter()
+write_problem(problem, path)
+print(json.dumps({"gen_s": gen_s, "write_s": time.perf_counter() - t, "nodes": problem.num_nodes,
+                  "edges": problem.num_edges, "strategies": len(problem.node_costs),
+                  "entries": len(problem.edge_costs)}))
+"""
+
+# Runs in a fresh child: imports, then load, then evaluate the min-usage plan; one JSON line out.
+# ru_maxrss is in KiB on Linux and is the process's peak, so read right after loading it is the
+# loader's peak (interpreter and imports included; the baseline is reported separately).
+_LOAD = r"""
+import json, resource, statistics, sys, time
+import portfolio.io as pio
+from portfolio.io import load_problem
+from portfolio.evaluate import evaluate
+
+careful = getattr(pio, "_parse_careful", None)
+fell_back = []
+def spy(*args):  # records whether the loader fell back to json.loads
+    fell_back.append(True)
+    return careful(*args)
+if careful is not None:
+    pio._parse_careful = spy
+
+def peak_mb():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+def hwm_mb():  # the same peak from the kernel's per-process counter, as a cross-check
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(l.split()[1]) for l in f if l.startswith("VmHWM")) / 1024
+    except (OSError, StopIteration):
+        return float("nan")
+
+base_mb = peak_mb()
+t = time.perf_counter()
+problem = load_problem(sys.argv[1])
+load_s = time.perf_counter() - t
+load_peak_mb, load_hwm_mb = peak_mb(), hwm_mb()
+plan = problem.min_usage_strategies
+times = []
+for _ in range(5):
+    t = time.perf_counter()
+    result = evaluate(problem, plan)
+    times.append(time.perf_counter() - t)
+assert result.feasible and not result.has_forbidden, result
+print(json.dumps({"load_s": load_s, "base_mb": base_mb, "peak_mb": load_peak_mb,
+                  "eval_ms": 1000 * statistics.median(times), "hwm_mb": load_hwm_mb,
+                  "parser": "?" if careful is None else "json.loads" if fell_back else "scanner"}))
+"""
+
+BIG = {"nodes": 60_000, "strategies": 36, "edges_per_node": 1.8}
+"""~1.3 GB of JSON with W/Y's node and edge counts. Our strategy counts are less heavy-tailed than
+the contest's, so matching the bytes takes a higher average (and more numbers than W/Y: harder)."""
+
+
+@dataclass
+class Row:
+    nodes: int
+    edges: int
+    strategies: int
+    entries: int
+    file_mb: float
+    gen_s: float
+    write_s: float
+    load_s: float
+    base_mb: float
+    peak_mb: float
+    eval_ms: float
+    parser: str
+
+
+def run_child(code: str, *args: object) -> dict:
+    """Run ``code`` in a fresh interpreter on the tree; the JSON object it prints last."""
+    done = subprocess.run(
+        [sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, check=False,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(
+            filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))},
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"child failed ({args}):\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def measure(nodes: int, strategies: int, workdir: Path, seed: int = 0,
+            edges_per_node: float = 1.5) -> Row:
+    """Generate and write in one child, load and evaluate in another, delete the file."""
+    path = workdir / f"scaling-{nodes}-{strategies}.json"
+    try:
+        made = run_child(_GENERATE, nodes, strategies, seed, edges_per_node, path)
+        file_mb = path.stat().st_size / 1e6
+        used = run_child(_LOAD, path)
+    finally:
+        path.unlink(missing_ok=True)
+    if abs(used["peak_mb"] - used["hwm_mb"]) > 0.1 * used["hwm_mb"]:
+        print(f"warning: ru_maxrss {used['peak_mb']:.0f} MB disagrees with VmHWM "
+              f"{used['hwm_mb']:.0f} MB", file=sys.stderr)
+    return Row(made["nodes"], made["edges"], made["strategies"], made["entries"], file_mb=file_mb,
+               gen_s=made["gen_s"], write_s=made["write_s"], load_s=used["load_s"],
+               base_mb=used["base_mb"], peak_mb=used["peak_mb"], eval_ms=used["eval_ms"],
+               parser=used["parser"])
+
+
+def markdown(rows: list[Row]) -> str:
+    head = ("| nodes | edges | total strategies | edge-table entries | file MB | load s | peak RSS MB "
+            "| evaluate ms | import RSS MB | generate s | write s | parser |")
+    lines = [head, "|" + "---:|" * (head.count("|") - 2) + "---|"]
+    for r in rows:
+        lines.append(
+            f"| {r.nodes:,} | {r.edges:,} | {r.strategies:,} | {r.entries:,} | {r.file_mb:,.1f} "
+            f"| {r.load_s:.2f} | {r.peak_mb:,.0f} | {r.eval_ms:.1f} | {r.base_mb:,.0f} "
+            f"| {r.gen_s:.1f} | {r.write_s:.1f} | {r.parser} |"
+        )
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 30_000, 100_000, 300_000],
+                        help="node counts to measure")
+    parser.add_argument("--strategies", type=int, default=8, help="average strategies per node")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--big", action="store_true",
+                        help=f"also measure a ~1.3 GB instance ({BIG['nodes']:,} nodes, "
+                             f"{BIG['strategies']} strategies)")
+    parser.add_argument("--out", type=Path, help="also write the markdown table here")
+    parser.add_argument("--tmp", type=Path, default=Path("/tmp"), help="where temporary files go")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    workdir = Path(tempfile.mkdtemp(prefix="iopddl-scaling-", dir=args.tmp))
+    rows: list[Row] = []
+    try:
+        jobs = [(n, args.strategies, 1.5) for n in args.sizes]
+        if args.big:
+            jobs.append((BIG["nodes"], BIG["strategies"], BIG["edges_per_node"]))
+        for nodes, strategies, epn in jobs:
+            rows.append(measure(nodes, strategies, workdir, args.seed, epn))
+            print(f"measured {nodes:,} nodes: load {rows[-1].load_s:.2f} s, "
+                  f"peak {rows[-1].peak_mb:,.0f} MB", file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    table = markdown(rows)
+    print(table)
+    print(f"\n({_cpu_count()} cores; parser = the loader path taken: fast scanner or json.loads)")
+    if args.out:
+        args.out.write_text(table + "\n")
+    return 0
+
+
+def _cpu_count() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
