@@ -45,7 +45,8 @@ class UserError(click.ClickException):
     exit_code = EXIT_BAD_INPUT
 
     def show(self, file: Any = None) -> None:
-        console.print(f"[bold red]error:[/] {self.message}", highlight=False, markup=True)
+        # Plain click output: one line however long (rich would wrap it at the terminal width).
+        click.echo(f"error: {self.message}", err=True)
 
 
 class _Group(click.Group):
@@ -98,7 +99,8 @@ def problem_summary(problem: Problem) -> dict:
         "edge_table_entries": int(len(problem.edge_costs)),
         "forbidden_edge_entries": int(np.count_nonzero(problem.edge_costs == FORBIDDEN)),
         "edge_arity": {str(a): int(c) for a, c in zip(*np.unique(problem.edge_arity, return_counts=True))},
-        "time_horizon": [int(problem.interval_start.min(initial=0)), int(problem.interval_end.max(initial=0))],
+        "time_horizon": ([int(problem.interval_start.min()), int(problem.interval_end.max())]
+                         if problem.num_intervals else [0, 0]),
         "zero_length_intervals": int(np.count_nonzero(~nonempty)),
         "distinct_time_points": int(len(times)),
         "usage_limit": limit,
@@ -114,7 +116,7 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("problem", type=click.Path(dir_okay=False))
+@click.argument("problem", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON to stdout.")
 def info(problem: str, as_json: bool) -> None:
     """Show the size, structure and memory tightness of PROBLEM (.json or .json.gz)."""
@@ -175,8 +177,8 @@ def _render_evaluation(ev_dict: dict, title: str) -> None:
 
 
 @cli.command(name="evaluate")
-@click.argument("problem", type=click.Path(dir_okay=False))
-@click.argument("solution", type=click.Path(dir_okay=False))
+@click.argument("problem", type=click.Path())
+@click.argument("solution", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON to stdout.")
 def evaluate_cmd(problem: str, solution: str, as_json: bool) -> None:
     """Check SOLUTION on PROBLEM: exact cost, feasibility, peak memory, forbidden choices.
@@ -186,7 +188,10 @@ def evaluate_cmd(problem: str, solution: str, as_json: bool) -> None:
     """
     prob, _ = _load(problem)
     sol = read_solution(solution)
-    ev = evaluate(prob, sol)
+    try:
+        ev = evaluate(prob, sol)
+    except SolutionError as exc:
+        raise UserError(f"{solution}: {exc}") from None
     if as_json:
         _emit_json({"problem": prob.name, **ev.to_dict()})
     else:
@@ -225,7 +230,7 @@ def _select_backends(names: str | None) -> list:
 
     registry = Registry()
     for err in registry.load_errors:
-        console.print(f"[yellow]warning:[/] plugin not loaded: {err}", highlight=False)
+        console.print(f"[yellow]warning:[/] plugin not loaded: {err}", highlight=False, soft_wrap=True)
     wanted = None if not names else [n.strip() for n in names.split(",") if n.strip()]
     try:
         chosen = registry.select(wanted)
@@ -272,14 +277,14 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
 
 
 @cli.command()
-@click.argument("problem", required=False, type=click.Path(dir_okay=False))
+@click.argument("problem", required=False, type=click.Path())
 @click.option("--time-limit", "-t", type=click.FloatRange(min=0, min_open=True), default=60.0,
               show_default=True, help="Wall-clock seconds for the whole command, loading included.")
 @click.option("--backends", "-b", help="Comma-separated backend names (default: all available).")
 @click.option("--workers", "-w", type=click.IntRange(min=1), help="Parallel worker processes "
               "(default: CPU count).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for randomised backends.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the result JSON here.")
+@click.option("--output", "-o", type=click.Path(), help="Write the result JSON here.")
 @click.option("--force", is_flag=True, help="Overwrite --output if it exists.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or tables on stderr.")
@@ -324,7 +329,7 @@ def backends_cmd(as_json: bool) -> None:
 
 # ------------------------------------------------------------------------------------------ generate
 @cli.command()
-@click.argument("out", type=click.Path(dir_okay=False))
+@click.argument("out", type=click.Path())
 @click.option("--nodes", "-n", type=click.IntRange(min=1), required=True, help="Number of nodes.")
 @click.option("--strategies", "-k", type=click.IntRange(min=1), default=8, show_default=True,
               help="Typical strategies per node.")
@@ -348,7 +353,7 @@ def main() -> None:
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("problem", type=click.Path(dir_okay=False))
+@click.argument("problem", type=click.Path())
 @click.argument("timeout", type=click.FloatRange(min=0, min_open=True))
 def _iopddl(problem: str, timeout: float) -> None:
     """Contest drop-in: solve PROBLEM within TIMEOUT seconds; the last stdout line is the plan."""

@@ -42,29 +42,36 @@ def exact_sum(values: np.ndarray) -> int:
 def as_solution(problem: Problem, solution: object) -> np.ndarray:
     """Check that ``solution`` fits ``problem`` and return it as an int64 array.
 
-    Raises :class:`SolutionError` naming the first offending index.
+    Accepts an integer numpy array or a sequence of Python/numpy integers (booleans and floats are
+    refused: a plan is a list of strategy indices). Raises :class:`SolutionError` naming the first
+    offending index.
     """
-    try:
-        arr = np.asarray(solution)
-    except (TypeError, ValueError) as exc:  # ragged input
-        raise SolutionError(f"solution is not a flat list of integers ({exc})") from None
-    if arr.ndim != 1:
-        raise SolutionError(f"solution must be a flat list, got shape {arr.shape}")
-    if arr.size and arr.dtype.kind not in "iu":
-        if arr.dtype.kind == "b" or arr.dtype.kind not in "f":
-            bad = next(i for i, v in enumerate(arr.tolist()) if type(v) is not int)
-            raise SolutionError(f"solution[{bad}] = {arr.tolist()[bad]!r} is not an integer")
-        frac = np.flatnonzero(arr != np.floor(arr))
-        if len(frac):
-            raise SolutionError(f"solution[{frac[0]}] = {arr[frac[0]]!r} is not an integer")
+    if isinstance(solution, np.ndarray) and solution.dtype.kind in "iu" and solution.ndim == 1:
+        arr = solution
+    else:
+        if isinstance(solution, np.ndarray):
+            if solution.ndim != 1:
+                raise SolutionError(f"solution must be a flat list, got shape {solution.shape}")
+            solution = solution.tolist()
+        if not isinstance(solution, (list, tuple)):
+            raise SolutionError(f"solution must be a list of integers, got {type(solution).__name__}")
+        for i, v in enumerate(solution):
+            if isinstance(v, (list, tuple, np.ndarray)):
+                raise SolutionError(f"solution must be a flat list of integers; solution[{i}] is a list")
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+                raise SolutionError(f"solution[{i}] = {v!r} is not an integer")
+            if not -INT64_MAX - 1 <= v <= INT64_MAX:
+                raise SolutionError(f"solution[{i}] = {v} is out of range")
+        arr = np.array(solution, dtype=np.int64).reshape(-1)
     if len(arr) != problem.num_nodes:
         raise SolutionError(
             f"solution has {len(arr)} entries but the problem has {problem.num_nodes} nodes"
         )
-    if arr.dtype.kind == "u" and arr.size and arr.max() > INT64_MAX:
-        bad = int(np.argmax(arr > INT64_MAX))
-        raise SolutionError(f"solution[{bad}] = {arr[bad]} is out of range")
-    arr = arr.astype(np.int64)
+    if arr.dtype.kind == "u":
+        over = np.flatnonzero(arr > INT64_MAX)
+        if len(over):
+            raise SolutionError(f"solution[{over[0]}] = {arr[over[0]]} is out of range")
+    arr = arr.astype(np.int64, copy=False)
     bad = np.flatnonzero((arr < 0) | (arr >= problem.strategy_counts))
     if len(bad):
         i = int(bad[0])

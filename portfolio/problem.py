@@ -54,6 +54,15 @@ class Capacity:
     times: np.ndarray
     values: np.ndarray
 
+    def __post_init__(self) -> None:
+        times, values = _frozen(self.times), _frozen(self.values)
+        if times.ndim != 1 or times.shape != values.shape:
+            raise ValueError("capacity times and values must be 1-D arrays of equal length")
+        if len(times) > 1 and not bool(np.all(np.diff(times) > 0)):
+            raise ValueError("capacity times must be strictly increasing")
+        object.__setattr__(self, "times", times)
+        object.__setattr__(self, "values", values)
+
     @staticmethod
     def unlimited() -> Capacity:
         return Capacity(_frozen(np.zeros(0)), _frozen(np.zeros(0)))

@@ -1,0 +1,643 @@
+"""Incremental evaluation and the moves of the local searches, all numba-compiled.
+
+State of a search: ``sol`` (strategy per node) plus the segment tree ``(t, d)`` holding
+``base + variable load - capacity`` per time point (see :mod:`.segtree`). Every move keeps the two in
+step through :func:`apply_move`. Costs inside the kernels are the penalised int64 costs of
+:mod:`.model`; an optional float price per piece (``wp``, a Lagrangian weight on usage) is added to
+the objective a move must improve, never to the cost it reports.
+
+Moves (each exact on cost, checked on memory when ``hard``):
+
+* single node: best strategy given the neighbours (O(k * degree + pieces * log T));
+* block: an induced tree grown by BFS around a root, re-chosen jointly by dynamic programming
+  over strategies (an edge is the two-node case, a star the "node and all its neighbours" case);
+  memory is ignored by the DP except that each strategy must fit alone, then checked on the result;
+* cascade: set one node, then let each neighbour whose best response changed re-choose, breadth
+  first. This is the "follow" move: a neighbour tied by a forbidden (or punishing) table must move
+  with the node, and its own neighbours with it, so chains of functional edges move as one group.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .segtree import seg_add, seg_build, seg_query
+
+INF = 1e300
+
+
+class Scratch(NamedTuple):
+    """Work arrays reused by every move (no allocation in the hot loops)."""
+
+    mark: np.ndarray     # int64[n] stamps: == stamp in the current block / cascade
+    nodes: np.ndarray    # int64[n] block / changed nodes in visiting order
+    par: np.ndarray      # int64[n] block parent position; cascade: previous strategy
+    aoff: np.ndarray     # int64[n] offset of a block node's argmin table in ``arg``
+    arg: np.ndarray      # int64[sum_i k_i * deg_i + n]
+    newv: np.ndarray     # int64[n]
+    buf: np.ndarray      # int64[kmax]
+    buf2: np.ndarray     # int64[kmax]
+    fbuf: np.ndarray     # float64[kmax]
+    qbuf: np.ndarray     # int64[pmax]
+    qlist: np.ndarray    # int64[max degree]
+    big: np.ndarray      # float64[S] block DP values, indexed like strategies
+    pq: np.ndarray       # int64[sum of pieces] per-piece max load while building a block
+    ints: np.ndarray     # int64[16]: [0] stamp, [1] evaluations counter
+    rng: np.ndarray      # uint64[1] xorshift state
+
+
+def make_scratch(m, seed: int) -> Scratch:
+    n = len(m.soff) - 1
+    counts = np.diff(m.soff)
+    deg = np.diff(m.inc_off)
+    pcount = np.diff(m.pc_off)
+    kmax = int(counts.max(initial=1))
+    rng = np.array([(seed * 0x9E3779B97F4A7C15 + 0x2545F4914F6CDD1D) & ((1 << 64) - 1) or 1],
+                   dtype=np.uint64)
+    return Scratch(
+        mark=np.zeros(n, np.int64), nodes=np.zeros(n, np.int64), par=np.zeros(n, np.int64),
+        aoff=np.zeros(n, np.int64),
+        arg=np.zeros(int((counts * deg).sum()) + n + 1, np.int64), newv=np.zeros(n, np.int64),
+        buf=np.zeros(kmax, np.int64), buf2=np.zeros(kmax, np.int64),
+        fbuf=np.zeros(kmax, np.float64), qbuf=np.zeros(int(pcount.max(initial=1)), np.int64),
+        qlist=np.zeros(int(deg.max(initial=1)), np.int64),
+        big=np.zeros(len(m.ncost), np.float64), pq=np.zeros(max(len(m.pc_lo), 1), np.int64),
+        ints=np.zeros(16, np.int64), rng=rng,
+    )
+
+
+# ------------------------------------------------------------------------------------------ rng
+@njit(cache=True)
+def rand_u64(rs):  # pragma: no cover - numba
+    x = rs[0]
+    x ^= x << np.uint64(13)
+    x ^= x >> np.uint64(7)
+    x ^= x << np.uint64(17)
+    rs[0] = x
+    return x
+
+
+@njit(cache=True)
+def rand_int(rs, n):  # pragma: no cover - numba
+    """Uniform in [0, n) (n >= 1)."""
+    return np.int64(rand_u64(rs) % np.uint64(n))
+
+
+@njit(cache=True)
+def rand_float(rs):  # pragma: no cover - numba
+    return np.float64(rand_u64(rs) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
+
+
+@njit(cache=True)
+def shuffle(rs, a):  # pragma: no cover - numba
+    for i in range(len(a) - 1, 0, -1):
+        j = rand_int(rs, i + 1)
+        a[i], a[j] = a[j], a[i]
+
+
+# ------------------------------------------------------------------------------------------ costs
+@njit(cache=True)
+def general_index(m, sol, e, i, s):  # pragma: no cover - numba
+    """Table position of general edge ``e`` when node ``i`` takes ``s`` (all its slots)."""
+    idx = m.eoff[e]
+    for q in range(m.enoff[e], m.enoff[e + 1]):
+        x = m.enodes[q]
+        idx += (s if x == i else sol[x]) * m.emult[q]
+    return idx
+
+
+@njit(cache=True)
+def node_costs_all(m, sol, i, out):  # pragma: no cover - numba
+    """``out[s]`` = node cost + incident edge entries of ``i`` at ``s``, others fixed; returns k."""
+    so = m.soff[i]
+    k = m.soff[i + 1] - so
+    for s in range(k):
+        out[s] = m.ncost[so + s]
+    for q in range(m.inc_off[i], m.inc_off[i + 1]):
+        b = m.eoff[m.inc_edge[q]] + sol[m.inc_other[q]] * m.inc_mo[q]
+        ms = m.inc_ms[q]
+        for s in range(k):
+            out[s] += m.ecost[b + s * ms]
+    for q in range(m.ginc_off[i], m.ginc_off[i + 1]):
+        e = m.ginc_edge[q]
+        for s in range(k):
+            out[s] += m.ecost[general_index(m, sol, e, i, s)]
+    return k
+
+
+@njit(cache=True)
+def node_delta_one(m, sol, i, s):  # pragma: no cover - numba
+    """Exact penalised cost change of switching node ``i`` to ``s``: O(degree)."""
+    c = sol[i]
+    if c == s:
+        return np.int64(0)
+    so = m.soff[i]
+    dlt = m.ncost[so + s] - m.ncost[so + c]
+    for q in range(m.inc_off[i], m.inc_off[i + 1]):
+        b = m.eoff[m.inc_edge[q]] + sol[m.inc_other[q]] * m.inc_mo[q]
+        ms = m.inc_ms[q]
+        dlt += m.ecost[b + s * ms] - m.ecost[b + c * ms]
+    for q in range(m.ginc_off[i], m.ginc_off[i + 1]):
+        e = m.ginc_edge[q]
+        dlt += m.ecost[general_index(m, sol, e, i, s)] - m.ecost[general_index(m, sol, e, i, c)]
+    return dlt
+
+
+@njit(cache=True)
+def price_delta(m, wp, i, a, b):  # pragma: no cover - numba
+    """Lagrangian price change of node ``i`` going from ``a`` to ``b``."""
+    r = 0.0
+    for p in range(m.pc_off[i], m.pc_off[i + 1]):
+        w = wp[p]
+        if w != 0.0:
+            r += w * (m.pc_use[m.pc_uoff[p] + b] - m.pc_use[m.pc_uoff[p] + a])
+    return r
+
+
+@njit(cache=True)
+def plan_cost(m, sol):  # pragma: no cover - numba
+    """(penalised cost, forbidden choices) of a whole plan."""
+    n = len(m.soff) - 1
+    total = np.int64(0)
+    forb = 0
+    for i in range(n):
+        c = m.ncost[m.soff[i] + sol[i]]
+        total += c
+        if c >= m.pen:
+            forb += 1
+    for e in range(len(m.eoff) - 1):
+        idx = m.eoff[e]
+        for q in range(m.enoff[e], m.enoff[e + 1]):
+            idx += sol[m.enodes[q]] * m.emult[q]
+        c = m.ecost[idx]
+        total += c
+        if c >= m.pen:
+            forb += 1
+    return total, forb
+
+
+# ------------------------------------------------------------------------------------------ memory
+@njit(cache=True)
+def slack_values(m, sol):  # pragma: no cover - numba
+    """``load - capacity`` per time point for ``sol``."""
+    npts = len(m.base)
+    diff = np.zeros(npts + 1, np.int64)
+    n = len(m.soff) - 1
+    for i in range(n):
+        s = sol[i]
+        for p in range(m.pc_off[i], m.pc_off[i + 1]):
+            u = m.pc_use[m.pc_uoff[p] + s]
+            diff[m.pc_lo[p]] += u
+            diff[m.pc_hi[p]] -= u
+    out = np.empty(npts, np.int64)
+    acc = np.int64(0)
+    for k in range(npts):
+        acc += diff[k]
+        out[k] = m.base[k] + acc - m.cap[k]
+    return out
+
+
+@njit(cache=True)
+def build_tree(m, sol):  # pragma: no cover - numba
+    return seg_build(slack_values(m, sol))
+
+
+@njit(cache=True)
+def piece_query(m, t, d, i, qbuf):  # pragma: no cover - numba
+    """``qbuf[j]`` = max of ``load - capacity`` over node ``i``'s piece ``j``; returns the count."""
+    p0 = m.pc_off[i]
+    np_ = m.pc_off[i + 1] - p0
+    for j in range(np_):
+        qbuf[j] = seg_query(t, d, m.pc_lo[p0 + j], m.pc_hi[p0 + j])
+    return np_
+
+
+@njit(cache=True)
+def fits(m, qbuf, i, a, b):  # pragma: no cover - numba
+    """Whether node ``i`` may go from ``a`` to ``b`` given its pieces' maxima in ``qbuf``."""
+    p0 = m.pc_off[i]
+    for j in range(m.pc_off[i + 1] - p0):
+        u = m.pc_uoff[p0 + j]
+        if qbuf[j] + m.pc_use[u + b] - m.pc_use[u + a] > 0:
+            return False
+    return True
+
+
+@njit(cache=True)
+def apply_move(m, sol, t, d, i, s):  # pragma: no cover - numba
+    """Set ``sol[i] = s`` and update the load tree (one range-add per piece)."""
+    a = sol[i]
+    if a == s:
+        return
+    for p in range(m.pc_off[i], m.pc_off[i + 1]):
+        u = m.pc_uoff[p]
+        du = m.pc_use[u + s] - m.pc_use[u + a]
+        if du != 0:
+            seg_add(t, d, m.pc_lo[p], m.pc_hi[p], du)
+    sol[i] = s
+
+
+# ------------------------------------------------------------------------------------------ single
+@njit(cache=True)
+def best_single(m, sol, t, d, wp, hard, i, sc, allow_equal):  # pragma: no cover - numba
+    """Best strategy for node ``i`` (objective = cost + price), or -1 when none improves.
+
+    Returns (strategy, cost delta). Memory is queried only when some strategy improves.
+    """
+    buf = sc.buf
+    k = node_costs_all(m, sol, i, buf)
+    sc.ints[1] += k
+    cur = sol[i]
+    so = m.soff[i]
+    base = buf[cur]
+    fb = sc.fbuf
+    anyimp = False
+    for s in range(k):
+        if s == cur or not m.alive[so + s]:
+            fb[s] = INF
+            continue
+        v = np.float64(buf[s] - base) + price_delta(m, wp, i, cur, s)
+        fb[s] = v
+        if v < 0.0 or (allow_equal and v <= 0.0):
+            anyimp = True
+    if not anyimp:
+        return -1, np.int64(0)
+    if hard:
+        piece_query(m, t, d, i, sc.qbuf)
+    best = 0.0
+    bs = -1
+    for s in range(k):
+        v = fb[s]
+        if v < best or (allow_equal and bs < 0 and v <= 0.0):
+            if hard and not fits(m, sc.qbuf, i, cur, s):
+                continue
+            best = v
+            bs = s
+    if bs < 0:
+        return -1, np.int64(0)
+    return bs, buf[bs] - base
+
+
+@njit(cache=True)
+def sweep(m, sol, t, d, wp, hard, order, sc):  # pragma: no cover - numba
+    """One pass of best-improvement single-node moves in ``order``; returns (cost delta, moves)."""
+    total = np.int64(0)
+    moves = 0
+    for r in range(len(order)):
+        i = order[r]
+        s, dc = best_single(m, sol, t, d, wp, hard, i, sc, False)
+        if s >= 0:
+            apply_move(m, sol, t, d, i, s)
+            total += dc
+            moves += 1
+    return total, moves
+
+
+@njit(cache=True)
+def count_evals(m, sol, t, d, order, sc):  # pragma: no cover - numba
+    """Evaluate every strategy of every node in ``order`` with its memory check (benchmark)."""
+    n_ok = 0
+    for r in range(len(order)):
+        i = order[r]
+        k = node_costs_all(m, sol, i, sc.buf)
+        piece_query(m, t, d, i, sc.qbuf)
+        cur = sol[i]
+        for s in range(k):
+            if fits(m, sc.qbuf, i, cur, s) and sc.buf[s] < sc.buf[cur]:
+                n_ok += 1
+        sc.ints[1] += k
+    return n_ok
+
+
+# ------------------------------------------------------------------------------------------ block
+@njit(cache=True)
+def _next_stamp(sc):  # pragma: no cover - numba
+    sc.ints[0] += 1
+    return sc.ints[0]
+
+
+@njit(cache=True)
+def grow_tree(m, root, max_nodes, max_work, sc, stamp):  # pragma: no cover - numba
+    """BFS an induced tree (no edge between block nodes except parent-child) from ``root``.
+
+    Fills ``sc.nodes[:cnt]`` (parents first) and ``sc.par``; returns ``cnt`` (0 when the root is
+    unusable). Nodes on general edges are left out, so every block edge is binary.
+    """
+    mark = sc.mark
+    if m.ginc_off[root + 1] > m.ginc_off[root]:
+        return 0
+    mark[root] = stamp
+    sc.nodes[0] = root
+    sc.par[0] = -1
+    cnt = 1
+    head = 0
+    work = 0
+    while head < cnt and cnt < max_nodes:
+        x = sc.nodes[head]
+        kx = m.soff[x + 1] - m.soff[x]
+        q0 = m.inc_off[x]
+        nq = m.inc_off[x + 1] - q0
+        if nq == 0:
+            head += 1
+            continue
+        start = rand_int(sc.rng, nq)
+        for r in range(nq):
+            y = m.inc_other[q0 + (start + r) % nq]
+            if mark[y] == stamp or mark[y] == -stamp:
+                continue
+            if m.ginc_off[y + 1] > m.ginc_off[y]:
+                mark[y] = -stamp
+                continue
+            ok = True
+            for q2 in range(m.inc_off[y], m.inc_off[y + 1]):
+                z = m.inc_other[q2]
+                if z != x and mark[z] == stamp:
+                    ok = False
+                    break
+            if not ok:
+                mark[y] = -stamp
+                continue
+            ky = m.soff[y + 1] - m.soff[y]
+            if work + kx * ky > max_work:
+                continue
+            work += kx * ky
+            mark[y] = stamp
+            sc.nodes[cnt] = y
+            sc.par[cnt] = head
+            cnt += 1
+            if cnt >= max_nodes:
+                break
+        head += 1
+    return cnt
+
+
+@njit(cache=True)
+def block_solve(m, sol, t, d, wp, hard, cnt, sc, stamp):  # pragma: no cover - numba
+    """Jointly optimal strategies of the block ``sc.nodes[:cnt]`` (an induced tree) by DP.
+
+    Writes them to ``sc.newv[:cnt]``; returns the DP objective change (<= 0 up to rounding).
+    With ``hard``, a strategy is only considered when it fits alone on the current load.
+    """
+    F = sc.big
+    mark = sc.mark
+    # unaries
+    aoff = 0
+    for j in range(cnt):
+        y = sc.nodes[j]
+        so = m.soff[y]
+        k = m.soff[y + 1] - so
+        cur = sol[y]
+        for s in range(k):
+            F[so + s] = np.float64(m.ncost[so + s])
+        for q in range(m.inc_off[y], m.inc_off[y + 1]):
+            o = m.inc_other[q]
+            if mark[o] == stamp:
+                continue
+            b = m.eoff[m.inc_edge[q]] + sol[o] * m.inc_mo[q]
+            ms = m.inc_ms[q]
+            for s in range(k):
+                F[so + s] += np.float64(m.ecost[b + s * ms])
+        if hard:
+            piece_query(m, t, d, y, sc.qbuf)
+        for s in range(k):
+            if s != cur:
+                if not m.alive[so + s] or (hard and not fits(m, sc.qbuf, y, cur, s)):
+                    F[so + s] = INF
+                    continue
+            F[so + s] += price_delta(m, wp, y, cur, s)
+        sc.ints[1] += k
+        if j > 0:
+            sc.aoff[j] = aoff
+            x = sc.nodes[sc.par[j]]
+            aoff += m.soff[x + 1] - m.soff[x]
+    # messages, leaves first
+    for j in range(cnt - 1, 0, -1):
+        y = sc.nodes[j]
+        x = sc.nodes[sc.par[j]]
+        sy = m.soff[y]
+        ky = m.soff[y + 1] - sy
+        sx = m.soff[x]
+        kx = m.soff[x + 1] - sx
+        a0 = sc.aoff[j]
+        # the incidences of y that point at x (parallel edges allowed)
+        nq = 0
+        for q in range(m.inc_off[y], m.inc_off[y + 1]):
+            if m.inc_other[q] == x:
+                sc.qlist[nq] = q
+                nq += 1
+        for s in range(kx):
+            if F[sx + s] >= INF:
+                sc.arg[a0 + s] = -1
+                continue
+            best = INF
+            bt = -1
+            for tt in range(ky):
+                v = F[sy + tt]
+                if v >= INF:
+                    continue
+                for r in range(nq):
+                    q = sc.qlist[r]
+                    v += np.float64(m.ecost[m.eoff[m.inc_edge[q]] + s * m.inc_mo[q]
+                                            + tt * m.inc_ms[q]])
+                if v < best:
+                    best = v
+                    bt = tt
+            sc.arg[a0 + s] = bt
+            if bt < 0:
+                F[sx + s] = INF
+            else:
+                F[sx + s] += best
+    # root choice, then down the tree
+    r0 = sc.nodes[0]
+    so = m.soff[r0]
+    best = INF
+    bs = sol[r0]
+    for s in range(m.soff[r0 + 1] - so):
+        if F[so + s] < best:
+            best = F[so + s]
+            bs = s
+    sc.newv[0] = bs
+    for j in range(1, cnt):
+        x = sc.nodes[sc.par[j]]
+        v = sc.arg[sc.aoff[j] + sc.newv[sc.par[j]]]
+        sc.newv[j] = v if v >= 0 else sol[sc.nodes[j]]
+    return best
+
+
+@njit(cache=True)
+def commit_or_revert(m, sol, t, d, wp, hard, cnt, sc, allow_equal):  # pragma: no cover - numba
+    """Apply ``sc.newv`` to ``sc.nodes[:cnt]``; keep it when it improves and fits, else undo.
+
+    Returns (accepted, cost delta). Old strategies are kept in ``sc.par`` after the call.
+    """
+    dc = np.int64(0)
+    dp = 0.0
+    changed = 0
+    for j in range(cnt):
+        y = sc.nodes[j]
+        s = sc.newv[j]
+        old = sol[y]
+        sc.par[j] = old
+        if s != old:
+            dc += node_delta_one(m, sol, y, s)
+            dp += price_delta(m, wp, y, old, s)
+            apply_move(m, sol, t, d, y, s)
+            changed += 1
+    if changed == 0:
+        return False, np.int64(0)
+    obj = np.float64(dc) + dp
+    ok = obj < -1e-9 * (1.0 + abs(np.float64(dc))) or (allow_equal and obj <= 0.0)
+    if ok and hard and t[1] > 0:
+        ok = False
+    if not ok:
+        for j in range(cnt - 1, -1, -1):
+            apply_move(m, sol, t, d, sc.nodes[j], sc.par[j])
+        return False, np.int64(0)
+    return True, dc
+
+
+@njit(cache=True)
+def block_move(m, sol, t, d, wp, hard, root, max_nodes, max_work, sc):  # pragma: no cover
+    """Grow an induced tree at ``root``, re-choose it by DP; returns (accepted, cost delta)."""
+    stamp = _next_stamp(sc)
+    cnt = grow_tree(m, root, max_nodes, max_work, sc, stamp)
+    if cnt < 2:
+        return False, np.int64(0)
+    block_solve(m, sol, t, d, wp, hard, cnt, sc, stamp)
+    return commit_or_revert(m, sol, t, d, wp, hard, cnt, sc, False)
+
+
+# ------------------------------------------------------------------------------------------ cascade
+@njit(cache=True)
+def _choose_in_cascade(m, sol, t, d, wp, hard, z, sc, stamp):  # pragma: no cover - numba
+    """Best strategy for ``z`` counting forbidden entries only against nodes already moved.
+
+    An unmoved neighbour whose entry would be forbidden is assumed to follow (it is queued next),
+    so forced choices propagate along functional edges instead of stalling on them.
+    """
+    so = m.soff[z]
+    k = m.soff[z + 1] - so
+    buf = sc.buf
+    for s in range(k):
+        buf[s] = m.ncost[so + s]
+    for q in range(m.inc_off[z], m.inc_off[z + 1]):
+        o = m.inc_other[q]
+        b = m.eoff[m.inc_edge[q]] + sol[o] * m.inc_mo[q]
+        ms = m.inc_ms[q]
+        moved = sc.mark[o] == stamp
+        for s in range(k):
+            c = m.ecost[b + s * ms]
+            if moved or c < m.pen:
+                buf[s] += c
+    for q in range(m.ginc_off[z], m.ginc_off[z + 1]):
+        e = m.ginc_edge[q]
+        for s in range(k):
+            buf[s] += m.ecost[general_index(m, sol, e, z, s)]
+    sc.ints[1] += k
+    cur = sol[z]
+    if hard:
+        piece_query(m, t, d, z, sc.qbuf)
+    best = INF
+    bs = -1
+    for s in range(k):
+        if s != cur and not m.alive[so + s]:
+            continue
+        v = np.float64(buf[s]) + price_delta(m, wp, z, cur, s)
+        if v < best:
+            if hard and s != cur and not fits(m, sc.qbuf, z, cur, s):
+                continue
+            best = v
+            bs = s
+    return bs
+
+
+@njit(cache=True)
+def _queue_conflicts(m, sol, z, sc, stamp, cnt, tail):  # pragma: no cover - numba
+    """Queue the unmoved neighbours of ``z`` whose entry with ``z`` is now forbidden."""
+    for q in range(m.inc_off[z], m.inc_off[z + 1]):
+        o = m.inc_other[q]
+        if sc.mark[o] == stamp or sc.mark[o] == -stamp:
+            continue
+        if m.ecost[m.eoff[m.inc_edge[q]] + sol[o] * m.inc_mo[q] + sol[z] * m.inc_ms[q]] >= m.pen:
+            sc.mark[o] = -stamp
+            sc.newv[tail] = o
+            tail += 1
+    return tail
+
+
+@njit(cache=True)
+def cascade(m, sol, t, d, wp, hard, x, s, max_changed, sc, force):  # pragma: no cover - numba
+    """Set ``x`` to ``s`` and let the consequences propagate (the "follow" move).
+
+    Neighbours left on a forbidden entry re-choose next (forced choices along functional edges),
+    breadth first, each counting forbidden entries only against nodes already moved. Kept when the
+    whole chain improves the objective (or ``force``) and fits; returns (accepted, cost delta).
+    With ``hard`` each step must fit on the load left by the previous ones.
+    """
+    stamp = _next_stamp(sc)
+    cur = sol[x]
+    if hard:
+        piece_query(m, t, d, x, sc.qbuf)
+        if not fits(m, sc.qbuf, x, cur, s):
+            return False, np.int64(0)
+    dc = node_delta_one(m, sol, x, s)
+    dp = price_delta(m, wp, x, cur, s)
+    sc.nodes[0] = x
+    sc.par[0] = cur
+    sc.mark[x] = stamp
+    apply_move(m, sol, t, d, x, s)
+    cnt = 1
+    head = 0
+    tail = _queue_conflicts(m, sol, x, sc, stamp, 0, 0)
+    while head < tail and cnt < max_changed:
+        z = sc.newv[head]
+        head += 1
+        sc.mark[z] = stamp
+        bz = _choose_in_cascade(m, sol, t, d, wp, hard, z, sc, stamp)
+        if bz < 0 or bz == sol[z]:
+            continue
+        sc.nodes[cnt] = z
+        sc.par[cnt] = sol[z]
+        dp += price_delta(m, wp, z, sol[z], bz)
+        dc += node_delta_one(m, sol, z, bz)
+        apply_move(m, sol, t, d, z, bz)
+        cnt += 1
+        tail = _queue_conflicts(m, sol, z, sc, stamp, cnt, tail)
+    obj = np.float64(dc) + dp
+    ok = force or obj < -1e-9 * (1.0 + abs(np.float64(dc)))
+    if ok and hard and t[1] > 0:
+        ok = False
+    if not ok:
+        for j in range(cnt - 1, -1, -1):
+            apply_move(m, sol, t, d, sc.nodes[j], sc.par[j])
+        return False, np.int64(0)
+    return True, dc
+
+
+@njit(cache=True)
+def cascade_node(m, sol, t, d, wp, hard, x, max_changed, sc):  # pragma: no cover - numba
+    """Try a cascade from each other alive strategy of ``x``, cheapest alone first; first win."""
+    so = m.soff[x]
+    k = m.soff[x + 1] - so
+    cur = sol[x]
+    if k < 2:
+        return False, np.int64(0)
+    node_costs_all(m, sol, x, sc.buf)
+    order = np.empty(k, np.int64)
+    vals = np.empty(k, np.float64)
+    nc = 0
+    for s in range(k):
+        if s != cur and m.alive[so + s]:
+            order[nc] = s
+            vals[nc] = np.float64(sc.buf[s] - sc.buf[cur]) + price_delta(m, wp, x, cur, s)
+            nc += 1
+    idx = np.argsort(vals[:nc])
+    for r in range(nc):
+        s = order[idx[r]]
+        ok, dc = cascade(m, sol, t, d, wp, hard, x, s, max_changed, sc, False)
+        if ok:
+            return True, dc
+    return False, np.int64(0)

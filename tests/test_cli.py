@@ -1,0 +1,186 @@
+"""The commands end to end.
+
+``solve`` and ``iopddl`` run as real processes: the solve deadline counts from the process start, so
+an in-process CliRunner call late in a pytest session would start with its budget already spent.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import BENCH, reference_cost, reference_memory, run_script, write_json
+from portfolio.cli import _iopddl, cli
+from portfolio.evaluate import evaluate
+from portfolio.io import load_problem, read_solution
+
+SOLVE_LIMIT = "3"  # seconds; the example needs far less, backends may use all of it
+
+
+def last_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert lines, "no output on stdout"
+    return lines[-1].strip()
+
+
+def parse_plan(line: str) -> list[int]:
+    plan = json.loads(line)
+    assert isinstance(plan, list) and all(type(s) is int for s in plan), line
+    return plan
+
+
+def invoke(*args) -> object:
+    return CliRunner().invoke(cli, [str(a) for a in args], env={"COLUMNS": "1000"})
+
+
+# ------------------------------------------------------------------------------------------ solve
+def test_solve_without_problem_solves_the_bundled_example(bundled_example, bundled_doc, tmp_path):
+    proc = run_script("portfolio", "solve", "--time-limit", SOLVE_LIMIT, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    plan = parse_plan(last_line(proc.stdout))
+    assert len(plan) == 8
+    ev = evaluate(load_problem(bundled_example), plan)
+    assert ev.feasible and not ev.has_forbidden
+    assert reference_memory(bundled_doc, plan)["feasible"]
+    assert ev.cost == reference_cost(bundled_doc, plan) >= 305  # 305 is the optimum
+
+
+def test_solve_output_writes_a_result_file(bundled_example, bundled_doc, tmp_path):
+    out = tmp_path / "result.json"
+    proc = run_script("portfolio", "solve", "-t", SOLVE_LIMIT, "-q", "--output", out, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(out.read_text())
+    plan = doc["solution"]
+    assert plan == parse_plan(last_line(proc.stdout))
+    assert evaluate(load_problem(bundled_example), plan).feasible
+    if "cost" in doc:
+        assert doc["cost"] == reference_cost(bundled_doc, plan)
+    # the result file is a valid solution file for `portfolio evaluate`
+    assert read_solution(out) == plan
+    result = invoke("evaluate", "--json", bundled_example, out)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["cost"] == reference_cost(bundled_doc, plan)
+
+
+def test_solve_refuses_to_overwrite_without_force(tmp_path):
+    """Refused before anything is solved, so in-process is fine here."""
+    out = tmp_path / "result.json"
+    out.write_text("keep me\n")
+    before = out.stat().st_mtime_ns
+    result = invoke("solve", "-t", SOLVE_LIMIT, "-q", "--output", out)
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(lines) == 1 and str(out) in lines[0] and "--force" in lines[0], result.stderr
+    assert result.stdout == ""
+    assert out.read_text() == "keep me\n" and out.stat().st_mtime_ns == before
+
+
+def test_solve_json_and_force(bundled_example, tmp_path):
+    out = tmp_path / "result.json"
+    out.write_text("old\n")
+    proc = run_script("portfolio", "solve", bundled_example, "-t", SOLVE_LIMIT, "-q", "--json",
+                      "--output", out, "--force", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)  # the whole of stdout is one JSON document
+    plan = doc["solution"]
+    assert isinstance(plan, list) and len(plan) == 8
+    ev = evaluate(load_problem(bundled_example), plan)
+    assert ev.feasible
+    if "cost" in doc:
+        assert doc["cost"] == ev.cost
+    assert json.loads(out.read_text())["solution"] == plan  # --force replaced the old file
+
+
+def test_iopddl_drop_in(bundled_example, tmp_path):
+    """`iopddl example.json 5` (the contest's example when present, else the bundled one)."""
+    contest = BENCH / "example.json"
+    path = contest if contest.is_file() else bundled_example
+    raw = json.loads(Path(path).read_text())
+    proc = run_script("iopddl", path, "5", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    plan = parse_plan(last_line(proc.stdout))
+    assert len(plan) == len(raw["problem"]["nodes"]["costs"])
+    assert evaluate(load_problem(path), plan).feasible
+    assert reference_memory(raw, plan)["feasible"]
+
+
+@pytest.mark.parametrize("args", [["EXAMPLE"], ["EXAMPLE", "-3"], ["EXAMPLE", "soon"], []])
+def test_iopddl_usage_errors(bundled_example, args):
+    args = [str(bundled_example) if a == "EXAMPLE" else a for a in args]
+    result = CliRunner().invoke(_iopddl, args)
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
+    assert result.stdout == ""
+
+
+# ------------------------------------------------------------------------------------------ info
+def test_info_json_matches_raw(tmp_path, bundled_example, bundled_doc):
+    result = invoke("info", "--json", bundled_example)
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    nodes, edges = bundled_doc["problem"]["nodes"], bundled_doc["problem"]["edges"]
+    assert summary["nodes"] == len(nodes["costs"])
+    assert summary["edges"] == len(edges["nodes"])
+    assert summary["strategies"]["total"] == sum(map(len, nodes["costs"]))
+    assert summary["edge_table_entries"] == sum(map(len, edges["costs"]))
+    assert summary["usage_limit"] == bundled_doc["problem"]["usage_limit"]
+    assert summary["zero_length_intervals"] == sum(1 for a, b in nodes["intervals"] if a == b)
+    assert summary["distinct_time_points"] == len({a for a, b in nodes["intervals"] if b > a})
+
+
+def test_info_time_horizon_starts_at_the_first_start(tmp_path, fresh_bundled_doc):
+    doc = fresh_bundled_doc
+    doc["problem"]["nodes"]["intervals"] = [[a + 5, b + 5] for a, b in doc["problem"]["nodes"]["intervals"]]
+    path = write_json(tmp_path / "shifted.json", doc)
+    result = invoke("info", "--json", path)
+    assert result.exit_code == 0, result.output
+    starts = [a for a, _ in doc["problem"]["nodes"]["intervals"]]
+    ends = [b for _, b in doc["problem"]["nodes"]["intervals"]]
+    assert json.loads(result.stdout)["time_horizon"] == [min(starts), max(ends)]
+
+
+def test_info_human_output(bundled_example):
+    result = invoke("info", bundled_example)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""  # tables go to stderr
+    assert "bundled-example" in result.stderr
+
+
+# ------------------------------------------------------------------------------------------ generate
+def _need_generate() -> None:
+    if importlib.util.find_spec("portfolio.generate") is None:
+        pytest.skip("portfolio/generate.py does not exist yet")
+    if "generate" not in cli.commands:
+        pytest.skip("the `portfolio generate` command does not exist yet")
+
+
+@pytest.mark.parametrize("name", ["gen.json", "gen.json.gz"])
+def test_generate_writes_a_file_info_accepts(tmp_path, name):
+    _need_generate()
+    out = tmp_path / name
+    result = invoke("generate", out, "--nodes", "40", "--seed", "3")
+    assert result.exit_code == 0, result.output + result.stderr
+    if name.endswith(".gz"):
+        assert out.read_bytes()[:2] == b"\x1f\x8b"
+    result = invoke("info", "--json", out)
+    assert result.exit_code == 0, result.output + result.stderr
+    assert json.loads(result.stdout)["nodes"] == 40
+    problem = load_problem(out)
+    ev = evaluate(problem, problem.min_usage_strategies)
+    assert ev.feasible and not ev.has_forbidden  # the generator's documented promise
+
+    again = tmp_path / ("again-" + name)
+    assert invoke("generate", again, "--nodes", "40", "--seed", "3").exit_code == 0
+    assert load_problem(again).edge_costs.tolist() == problem.edge_costs.tolist()  # seeded
+
+    before = out.read_bytes()
+    result = invoke("generate", out, "--nodes", "10")
+    assert result.exit_code == 2
+    assert "--force" in result.stderr
+    assert out.read_bytes() == before
