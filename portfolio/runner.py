@@ -41,8 +41,8 @@ def deadline_plan(start: float, time_limit: float) -> tuple[float, float, float]
     the end, and the rest is the margin for collecting results and printing the answer.
     """
     end = start + time_limit
-    soft = min(3.0, 0.6 + 0.02 * time_limit)
-    hard = min(1.5, 0.35 + 0.01 * time_limit)
+    soft = min(4.0, 1.0 + 0.02 * time_limit)
+    hard = min(2.0, 0.6 + 0.015 * time_limit)
     return end - soft, end - hard, end
 
 
