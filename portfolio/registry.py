@@ -40,7 +40,9 @@ class Registry:
             self._load_entry_points()
         for name in filter(None, os.environ.get(EXTRA_PLUGINS_ENV, "").split(",")):
             try:
-                self.manager.register(importlib.import_module(name.strip()))
+                module = importlib.import_module(name.strip())
+                if not self.manager.is_registered(module):
+                    self.manager.register(module)
             except Exception as exc:  # a broken plugin must not take the tool down
                 self.load_errors.append(f"{name}: {type(exc).__name__}: {exc}")
         for plugin in plugins:

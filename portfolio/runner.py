@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import signal
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -163,7 +165,11 @@ class SharedBest:
 
 
 class _PipeReporter:
-    """The ``report`` a backend gets inside a worker: throttled incumbents out, shared best in."""
+    """The ``report`` a backend gets inside a worker: throttled incumbents out, shared best in.
+
+    A plan held back by the throttle is sent by a small flusher thread once the interval has passed,
+    so a backend that goes quiet (or is killed later) does not lose its last improvement.
+    """
 
     def __init__(self, conn: Connection, t0: float, shared: Optional[SharedBest]) -> None:
         self.conn, self.t0, self.shared = conn, t0, shared
@@ -171,18 +177,41 @@ class _PipeReporter:
         self.last_sent = 0.0
         self.seen = 0
         self.latest_best: Optional[np.ndarray] = None
+        self.lock = threading.Lock()
+        self.closed = False
+        threading.Thread(target=self._flusher, name="portfolio-flusher", daemon=True).start()
 
     def __call__(self, solution: np.ndarray, note: str = "") -> None:
-        self.pending = (np.array(solution, dtype=np.int64, copy=True), note)
-        if time.time() - self.last_sent >= REPORT_INTERVAL:
-            self.flush()
+        plan = np.array(solution, dtype=np.int64, copy=True)
+        with self.lock:
+            self.pending = (plan, note)
+            if time.time() - self.last_sent >= REPORT_INTERVAL:
+                self._send_pending()
 
-    def flush(self) -> None:
-        if self.pending is not None:
+    def _send_pending(self) -> None:
+        if self.pending is not None and not self.closed:
             plan, note = self.pending
             self.pending = None
             self.conn.send(("incumbent", time.time() - self.t0, plan, note))
             self.last_sent = time.time()
+
+    def _flusher(self) -> None:
+        while not self.closed:
+            time.sleep(REPORT_INTERVAL / 2)
+            with self.lock:
+                if self.pending is not None and time.time() - self.last_sent >= REPORT_INTERVAL:
+                    self._send_pending()
+
+    def flush(self) -> None:
+        with self.lock:
+            self._send_pending()
+
+    def send(self, message: tuple) -> None:
+        """Send a final message; nothing is sent after it."""
+        with self.lock:
+            self._send_pending()
+            self.conn.send(message)
+            self.closed = True
 
     def best(self) -> Optional[np.ndarray]:
         if self.shared is not None:
@@ -196,19 +225,15 @@ def _worker_main(backend: BackendLike, problem: Problem, deadline: float, seed: 
                  warm_start: Optional[np.ndarray], conn: Connection, t0: float,
                  shared: Optional[SharedBest]) -> None:
     """Body of a worker process: run one backend and send everything back."""
+    os.setpgrp()  # own process group: a kill at the deadline also reaches programs it started
     reporter = _PipeReporter(conn, t0, shared)
     try:
         result = backend.solve(problem, deadline, seed, warm_start, reporter)
-        reporter.flush()
         if not isinstance(result, SolveResult):
             raise TypeError(f"solve() returned {type(result).__name__}, expected SolveResult")
-        conn.send(("done", result))
+        reporter.send(("done", result))
     except BaseException:  # noqa: BLE001 -- everything goes back to the parent as text
-        try:
-            reporter.flush()
-        except Exception:
-            pass
-        conn.send(("error", traceback.format_exc(limit=8)))
+        reporter.send(("error", traceback.format_exc(limit=8)))
     finally:
         conn.close()
 
@@ -309,7 +334,7 @@ class Portfolio:
         warm = self.best if backend.capabilities.warm_start else None
         parent_conn, child_conn = self.ctx.Pipe(duplex=True)
         process = self.ctx.Process(
-            target=_worker_main, name=f"portfolio-{backend.name}", daemon=True,
+            target=_worker_main, name=f"portfolio-{backend.name}", daemon=False,
             args=(backend, self.problem, self.soft_deadline, self.seed, warm, child_conn, self.start,
                   self.shared if backend.capabilities.warm_start else None),
         )
@@ -413,7 +438,6 @@ class Portfolio:
             run.status = Status.CRASHED
             if code is not None and code < 0:
                 try:
-                    import signal
                     run.note = f"worker died by signal {signal.Signals(-code).name}"
                 except ValueError:
                     run.note = f"worker died by signal {-code}"
@@ -425,8 +449,12 @@ class Portfolio:
             pass
 
     def _kill(self, worker: _Worker) -> None:
+        """SIGKILL the worker's whole process group (the worker and anything it started)."""
         if worker.process.is_alive():
-            worker.process.kill()
+            try:
+                os.killpg(worker.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                worker.process.kill()
         worker.process.join(timeout=2.0)
 
     def _stop_all(self, note: str) -> None:

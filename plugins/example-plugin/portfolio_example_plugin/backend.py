@@ -1,0 +1,105 @@
+"""The ``example`` backend: iterated local search from the min-usage plan.
+
+From the warm start (or the least-memory plan), until the deadline: give each node, in random order,
+its best improving strategy until no single-node move improves; restart from the best plan with a few
+random nodes changed (a "kick"). Moves keep memory within capacity: every reported plan is feasible.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+import numpy as np
+
+from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status
+from portfolio.evaluate import delta_cost, evaluate, usage_profile
+from portfolio.problem import FORBIDDEN, Problem
+
+
+class _Memory:
+    """The plan's memory use at each of ``problem.time_points``, updated move by move."""
+
+    def __init__(self, problem: Problem, plan: np.ndarray) -> None:
+        self.problem, self.plan = problem, plan
+        self.lo, self.hi = problem.interval_point_range
+        self.profile = usage_profile(problem, plan)
+
+    def change(self, node: int, strategy: int) -> tuple[int, np.ndarray]:
+        """(first time point, change of use per point) if ``node`` switched to ``strategy``."""
+        js = self.problem.intervals_of(node)  # a presolved node may own several intervals
+        if len(js) == 0:
+            return 0, np.zeros(0, dtype=np.int64)
+        a = int(self.lo[js].min())
+        delta = np.zeros(int(self.hi[js].max()) - a, dtype=np.int64)
+        for j in js.tolist():
+            usages = self.problem.usages_of_interval(j)
+            delta[self.lo[j] - a:self.hi[j] - a] += usages[strategy] - usages[self.plan[node]]
+        return a, delta
+
+    def fits(self, node: int, strategy: int) -> bool:
+        a, delta = self.change(node, strategy)
+        w = slice(a, a + len(delta))
+        return bool((delta <= 0).all() or (self.profile[w] + delta <= self.problem.point_capacity[w]).all())
+
+    def move(self, node: int, strategy: int) -> None:
+        a, delta = self.change(node, strategy)
+        self.profile[a:a + len(delta)] += delta
+        self.plan[node] = strategy
+
+
+class ExampleBackend(Backend):
+    name = "example"
+    description = "Example plugin: min-usage start, random kicks, improving single-node moves"
+    capabilities = Capabilities(anytime=True, warm_start=True, reduced=True)
+
+    def solve(self, problem: Problem, deadline: float, seed: int,
+              warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
+        rng = np.random.default_rng(seed)  # every random choice comes from the seed
+        plan = np.array(problem.min_usage_strategies if warm_start is None else warm_start, np.int64)
+        if not evaluate(problem, plan).feasible:
+            return SolveResult(Status.NO_SOLUTION, note="the min-usage plan exceeds the capacity")
+        best, best_cost, rounds = plan.copy(), evaluate(problem, plan).cost, 0
+        report(best, "start")
+        n, counts = problem.num_nodes, problem.strategy_counts
+        while time.time() < deadline:
+            memory, cost = _Memory(problem, plan), evaluate(problem, plan).cost
+            if rounds:  # kick (not before the first descent), never into a forbidden choice
+                size = min(n, int(rng.integers(1, 2 + n // 20)))
+                for node in rng.choice(n, size=size, replace=False).tolist():
+                    s = int(rng.integers(counts[node]))
+                    d = delta_cost(problem, plan, node, s)
+                    if d < FORBIDDEN // 2 and memory.fits(node, s):
+                        memory.move(node, s)
+                        cost += d
+            cost = self._descend(problem, memory, cost, deadline, rng)
+            rounds += 1
+            if cost < best_cost:
+                best, best_cost = plan.copy(), cost
+                report(best, f"round {rounds}")
+            shared = report.best()  # the portfolio's best plan so far (None without warm_start)
+            if shared is not None and evaluate(problem, shared).cost < best_cost:
+                plan = np.array(shared, dtype=np.int64)  # continue from it, but do not report it
+            else:
+                plan = best.copy()
+        return SolveResult(Status.FEASIBLE, best, note=f"{rounds} rounds")
+
+    @staticmethod
+    def _descend(problem: Problem, memory: _Memory, cost: int, deadline: float,
+                 rng: np.random.Generator) -> int:
+        """Make improving single-node moves until there are none (or time is up); return the cost."""
+        plan, improved = memory.plan, True
+        while improved:
+            improved = False
+            for node in rng.permutation(problem.num_nodes).tolist():
+                if time.time() >= deadline:
+                    return cost
+                deltas = [delta_cost(problem, plan, node, s) for s in range(problem.strategy_counts[node])]
+                for s in sorted(range(len(deltas)), key=deltas.__getitem__):
+                    if deltas[s] >= 0:
+                        break
+                    if memory.fits(node, s):
+                        memory.move(node, s)
+                        cost, improved = cost + deltas[s], True
+                        break
+        return cost

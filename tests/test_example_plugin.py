@@ -1,0 +1,105 @@
+"""The example third-party plugin (plugins/example-plugin): loads, lists, solves, installs as a package.
+
+Nothing here installs into the running environment: the packaging test installs into a temporary
+``--target`` folder and runs the CLI with that folder on PYTHONPATH, where importlib.metadata finds
+the plugin's entry point just as it would in site-packages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, bundled_example_path, reference_cost
+from portfolio.evaluate import evaluate
+from portfolio.io import load_problem
+from portfolio.registry import Registry
+from portfolio.runner import run_portfolio
+
+PLUGIN = REPO / "plugins" / "example-plugin"
+OPTIMUM = 305  # of the bundled example
+
+
+def _env(pythonpath: Path | None, **extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "PORTFOLIO_PLUGINS")}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(pythonpath), env.get("PYTHONPATH")]))
+    env.update(extra)
+    return env
+
+
+def _portfolio(*args: str | Path, env: dict, timeout: float = 60) -> subprocess.CompletedProcess:
+    exe = Path(sys.executable).with_name("portfolio")
+    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, env=env,
+                          stdin=subprocess.DEVNULL, timeout=timeout)
+
+
+def _backend_rows(proc: subprocess.CompletedProcess) -> dict:
+    assert proc.returncode == 0, proc.stderr
+    return {row["name"]: row for row in json.loads(proc.stdout)["backends"]}
+
+
+def test_backend_wins_a_portfolio_run_in_process(monkeypatch):
+    monkeypatch.syspath_prepend(str(PLUGIN))
+    import portfolio_example_plugin
+
+    backend = Registry(plugins=[portfolio_example_plugin], load_entry_points=False).get("example")
+    result = run_portfolio(load_problem(bundled_example_path()), [backend], time_limit=2.0)
+    run = result.runs["example"]
+    assert run.status.value == "feasible" and result.winner == "example"
+    assert result.cost == OPTIMUM
+    assert reference_cost(json.loads(bundled_example_path().read_text()),
+                          result.solution.tolist()) == OPTIMUM
+
+
+def test_listed_when_named_in_portfolio_plugins_without_installing():
+    env = _env(PLUGIN, PORTFOLIO_PLUGINS="portfolio_example_plugin")
+    rows = _backend_rows(_portfolio("backends", "--json", env=env))
+    assert rows["example"]["available"] is True
+    assert {"anytime", "warm_start", "reduced"} <= set(rows["example"]["capabilities"])
+
+
+def test_the_plugins_own_tests_pass():
+    # As its README says: `python -m pytest` in the plugin's folder, no install (its pyproject sets
+    # pytest's pythonpath).
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "."],
+                          cwd=PLUGIN, capture_output=True, text=True, timeout=120, env=_env(None))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_installed_package_is_listed_and_solves(tmp_path):
+    # Build from a copy: an in-tree build would leave build/ and *.egg-info in the repository.
+    src = shutil.copytree(PLUGIN, tmp_path / "src", ignore=shutil.ignore_patterns(
+        "build", "*.egg-info", "__pycache__", ".pytest_cache"))
+    target = tmp_path / "site"
+    pip = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-input",
+                          "--disable-pip-version-check", "--target", str(target), str(src)],
+                         capture_output=True, text=True, timeout=300)
+    if pip.returncode != 0 and "No matching distribution found for setuptools" in pip.stderr:
+        pytest.skip("pip cannot fetch setuptools for the isolated build (offline?)")
+    assert pip.returncode == 0, pip.stdout + pip.stderr
+    env = _env(target)
+
+    rows = _backend_rows(_portfolio("backends", "--json", env=env))
+    assert rows["example"]["package"] == "portfolio-example-plugin"
+    assert rows["example"]["version"] == "0.1.0" and rows["example"]["available"] is True
+
+    out = tmp_path / "result.json"
+    proc = _portfolio("solve", "--backends", "example", "-t", "3", "--json", "-q", "-o", out, env=env)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["winner"] == "example" and doc["feasible"] is True
+    assert [r["status"] for r in doc["backends"]] == ["feasible"]
+
+    check = _portfolio("evaluate", bundled_example_path(), out, "--json", env=env)
+    assert check.returncode == 0, check.stderr
+    ev = json.loads(check.stdout)
+    assert ev["feasible"] is True and ev["cost"] == doc["cost"]
+    assert evaluate(load_problem(bundled_example_path()), doc["solution"]).cost == doc["cost"]
