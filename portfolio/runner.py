@@ -24,7 +24,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Protocol, Sequence
 
 import numpy as np
 
@@ -134,6 +134,17 @@ class PortfolioResult:
 
 
 # ------------------------------------------------------------------------------------------ worker side
+class PlanMapping(Protocol):
+    """What the runner needs of a presolve result (see :mod:`portfolio.presolve`)."""
+
+    reduced: Optional[Problem]
+    infeasible: Optional[str]
+
+    def expand(self, reduced_plan: np.ndarray) -> np.ndarray: ...
+
+    def restrict(self, original_plan: np.ndarray) -> Optional[np.ndarray]: ...
+
+
 class SharedBest:
     """The portfolio's best verified plan in shared memory, readable by every worker.
 
@@ -171,8 +182,9 @@ class _PipeReporter:
     so a backend that goes quiet (or is killed later) does not lose its last improvement.
     """
 
-    def __init__(self, conn: Connection, t0: float, shared: Optional[SharedBest]) -> None:
-        self.conn, self.t0, self.shared = conn, t0, shared
+    def __init__(self, conn: Connection, t0: float, shared: Optional[SharedBest],
+                 mapping: Optional[PlanMapping] = None) -> None:
+        self.conn, self.t0, self.shared, self.mapping = conn, t0, shared, mapping
         self.pending: Optional[tuple[np.ndarray, str]] = None
         self.last_sent = 0.0
         self.seen = 0
@@ -183,6 +195,8 @@ class _PipeReporter:
 
     def __call__(self, solution: np.ndarray, note: str = "") -> None:
         plan = np.array(solution, dtype=np.int64, copy=True)
+        if self.mapping is not None:
+            plan = self.mapping.expand(plan)
         with self.lock:
             self.pending = (plan, note)
             if time.time() - self.last_sent >= REPORT_INTERVAL:
@@ -216,6 +230,8 @@ class _PipeReporter:
     def best(self) -> Optional[np.ndarray]:
         if self.shared is not None:
             self.seen, plan = self.shared.read(self.seen)
+            if plan is not None and self.mapping is not None:
+                plan = self.mapping.restrict(plan)
             if plan is not None:
                 self.latest_best = plan
         return self.latest_best
@@ -223,14 +239,20 @@ class _PipeReporter:
 
 def _worker_main(backend: BackendLike, problem: Problem, deadline: float, seed: int,
                  warm_start: Optional[np.ndarray], conn: Connection, t0: float,
-                 shared: Optional[SharedBest]) -> None:
-    """Body of a worker process: run one backend and send everything back."""
+                 shared: Optional[SharedBest], mapping: Optional[PlanMapping] = None) -> None:
+    """Body of a worker process: run one backend and send everything back.
+
+    With a ``mapping`` the backend works on the presolved problem; every plan it reports or returns is
+    expanded to the original problem here, before the parent verifies it.
+    """
     os.setpgrp()  # own process group: a kill at the deadline also reaches programs it started
-    reporter = _PipeReporter(conn, t0, shared)
+    reporter = _PipeReporter(conn, t0, shared, mapping)
     try:
         result = backend.solve(problem, deadline, seed, warm_start, reporter)
         if not isinstance(result, SolveResult):
             raise TypeError(f"solve() returned {type(result).__name__}, expected SolveResult")
+        if mapping is not None and result.solution is not None:
+            result.solution = mapping.expand(np.asarray(result.solution, dtype=np.int64))
         reporter.send(("done", result))
     except BaseException:  # noqa: BLE001 -- everything goes back to the parent as text
         reporter.send(("error", traceback.format_exc(limit=8)))
@@ -254,7 +276,8 @@ class Portfolio:
     def __init__(self, problem: Problem, backends: Sequence[BackendLike], time_limit: float,
                  start: Optional[float] = None, workers: Optional[int] = None, seed: int = 0,
                  warm_start: Optional[np.ndarray] = None,
-                 on_update: Optional[Callable[["Portfolio"], None]] = None) -> None:
+                 on_update: Optional[Callable[["Portfolio"], None]] = None,
+                 presolved: Optional[PlanMapping] = None) -> None:
         names = [b.name for b in backends]
         if len(set(names)) != len(names):
             raise ValueError(f"backend listed twice: {names}")
@@ -274,6 +297,13 @@ class Portfolio:
         self.infeasible_proven_by: Optional[str] = None
         self.active: list[_Worker] = []
         self.queue = list(self.backends)
+        usable = presolved is not None and presolved.infeasible is None and presolved.reduced is not None
+        self.presolved = presolved if usable else None
+        if presolved is not None and presolved.infeasible is not None:
+            self.infeasible_proven_by = f"presolve ({presolved.infeasible})"
+            self.queue = []
+            for run in self.runs.values():
+                run.status, run.note = Status.UNSUPPORTED, "not run: presolve proved the instance infeasible"
         self.ctx = mp.get_context("fork")
         self.shared = SharedBest(self.ctx, problem.num_nodes)
         if warm_start is not None:
@@ -332,11 +362,15 @@ class Portfolio:
             run.status, run.note = Status.UNSUPPORTED, f"not available: {why}"
             return
         warm = self.best if backend.capabilities.warm_start else None
+        problem, mapping = self.problem, None
+        if self.presolved is not None and backend.capabilities.reduced:
+            problem, mapping = self.presolved.reduced, self.presolved
+            warm = None if warm is None else mapping.restrict(warm)
         parent_conn, child_conn = self.ctx.Pipe(duplex=True)
         process = self.ctx.Process(
             target=_worker_main, name=f"portfolio-{backend.name}", daemon=False,
-            args=(backend, self.problem, self.soft_deadline, self.seed, warm, child_conn, self.start,
-                  self.shared if backend.capabilities.warm_start else None),
+            args=(backend, problem, self.soft_deadline, self.seed, warm, child_conn, self.start,
+                  self.shared if backend.capabilities.warm_start else None, mapping),
         )
         process.start()
         child_conn.close()  # only the worker holds its end, so its death reads as EOF here
@@ -530,10 +564,13 @@ class Portfolio:
 def run_portfolio(problem: Problem, backends: Sequence[BackendLike], time_limit: float,
                   start: Optional[float] = None, workers: Optional[int] = None, seed: int = 0,
                   warm_start: Optional[np.ndarray] = None,
-                  on_update: Optional[Callable[[Portfolio], None]] = None) -> PortfolioResult:
+                  on_update: Optional[Callable[[Portfolio], None]] = None,
+                  presolved: Optional[PlanMapping] = None) -> PortfolioResult:
     """Run ``backends`` on ``problem`` until ``start + time_limit`` and return the best verified plan.
 
     ``start`` is an absolute ``time.time()`` (default: now); the CLI passes the process start time so
-    that loading counts against the budget.
+    that loading counts against the budget. With ``presolved`` (a :class:`PlanMapping` of
+    ``problem``), backends whose capabilities include ``reduced`` work on the presolved problem.
     """
-    return Portfolio(problem, backends, time_limit, start, workers, seed, warm_start, on_update).run()
+    return Portfolio(problem, backends, time_limit, start, workers, seed, warm_start, on_update,
+                     presolved).run()
