@@ -237,6 +237,20 @@ class _PipeReporter:
         return self.latest_best
 
 
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this worker when the runner dies (a worker in its own process group
+    would otherwise outlive a runner killed with SIGKILL). No-op elsewhere."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:  # the parent died before the request took effect
+            os._exit(1)
+    except (OSError, AttributeError):
+        pass
+
+
 def _worker_main(backend: BackendLike, problem: Problem, deadline: float, seed: int,
                  warm_start: Optional[np.ndarray], conn: Connection, t0: float,
                  shared: Optional[SharedBest], mapping: Optional[PlanMapping] = None) -> None:
@@ -246,6 +260,7 @@ def _worker_main(backend: BackendLike, problem: Problem, deadline: float, seed: 
     expanded to the original problem here, before the parent verifies it.
     """
     os.setpgrp()  # own process group: a kill at the deadline also reaches programs it started
+    _die_with_parent()
     reporter = _PipeReporter(conn, t0, shared, mapping)
     try:
         result = backend.solve(problem, deadline, seed, warm_start, reporter)
