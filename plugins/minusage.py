@@ -19,7 +19,7 @@ from portfolio.problem import Problem
 class MinUsageBackend(Backend):
     name = "minusage"
     description = "Least-memory allowed strategy per node: instant, feasible on contest instances"
-    capabilities = Capabilities(reduced=True)
+    capabilities = Capabilities()  # the safety net: always the original problem
 
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:

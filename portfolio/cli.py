@@ -241,9 +241,34 @@ def _select_backends(names: str | None) -> list:
     return chosen
 
 
+def _presolve_for_runner(prob: Problem, quiet: bool) -> tuple[object | None, dict | None]:
+    """Presolve once for the backends that accept a reduced problem; never fatal."""
+    t0 = time.perf_counter()
+    try:
+        from .presolve import presolve, warm_up
+
+        warm_up()
+        presolved = presolve(prob)
+    except Exception as exc:  # a presolve bug must not cost the user their answer
+        console.print(f"[yellow]warning:[/] presolve failed, backends get the original problem: "
+                      f"{type(exc).__name__}: {exc}", highlight=False, soft_wrap=True)
+        return None, {"error": f"{type(exc).__name__}: {exc}"}
+    seconds = time.perf_counter() - t0
+    info: dict = {"seconds": round(seconds, 3), "infeasible": presolved.infeasible}
+    if presolved.reduced is not None:
+        red = presolved.reduced
+        info.update(nodes=red.num_nodes, edges=red.num_edges,
+                    free_nodes=int((red.strategy_counts > 1).sum()))
+        if not quiet:
+            console.print(f"presolve: {prob.num_nodes:,} nodes -> {red.num_nodes:,} "
+                          f"({info['free_nodes']:,} free), {red.num_edges:,} edges, {seconds:.2f} s")
+    return presolved, info
+
+
 def run_solve(problem_path: str | Path, time_limit: float, backends: str | None = None,
               workers: int | None = None, seed: int = 0, output: str | None = None,
-              as_json: bool = False, quiet: bool = False, force: bool = False) -> int:
+              as_json: bool = False, quiet: bool = False, force: bool = False,
+              use_presolve: bool = True) -> int:
     """Run the portfolio on a problem file and report; returns the exit code."""
     from .progress import LiveProgress, final_table
     from .runner import run_portfolio
@@ -252,14 +277,18 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
     _refuse_overwrite(output, force)
     chosen = _select_backends(backends)
     prob, load_s = _load(problem_path)
+    presolved, presolve_info = None, None
+    if use_presolve and any(b.capabilities.reduced for b in chosen):
+        presolved, presolve_info = _presolve_for_runner(prob, quiet)
+    kwargs = dict(start=start, workers=workers, seed=seed, presolved=presolved)
     if quiet:
-        result = run_portfolio(prob, chosen, time_limit, start=start, workers=workers, seed=seed)
+        result = run_portfolio(prob, chosen, time_limit, **kwargs)
     else:
         with LiveProgress(console) as progress:
-            result = run_portfolio(prob, chosen, time_limit, start=start, workers=workers, seed=seed,
-                                   on_update=progress)
+            result = run_portfolio(prob, chosen, time_limit, on_update=progress, **kwargs)
     doc = result.to_dict()
-    doc.update(problem_path=str(problem_path), load_seconds=round(load_s, 3), seed=seed)
+    doc.update(problem_path=str(problem_path), load_seconds=round(load_s, 3), seed=seed,
+               presolve=presolve_info)
     answer = format_contest(result.solution)
     if output:
         Path(output).write_text(json.dumps(doc, indent=2) + "\n")
@@ -288,15 +317,17 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
 @click.option("--force", is_flag=True, help="Overwrite --output if it exists.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or tables on stderr.")
+@click.option("--no-presolve", is_flag=True, help="Give every backend the original problem.")
 def solve(problem: str | None, time_limit: float, backends: str | None, workers: int | None,
-          seed: int, output: str | None, force: bool, as_json: bool, quiet: bool) -> None:
+          seed: int, output: str | None, force: bool, as_json: bool, quiet: bool,
+          no_presolve: bool) -> None:
     """Find the cheapest feasible plan for PROBLEM (default: the bundled example).
 
     Backends run in parallel until one shared deadline; every plan is re-verified by the exact
     evaluator. The last stdout line is the plan `[s0, s1, ...]`, or `[]` when none was found.
     """
     sys.exit(run_solve(problem or bundled_example(), time_limit, backends, workers, seed, output,
-                       as_json, quiet, force))
+                       as_json, quiet, force, use_presolve=not no_presolve))
 
 
 @cli.command(name="backends")

@@ -42,6 +42,18 @@ class BruteForce(_Test):
         return SolveResult(Status.OPTIMAL, best[1], lower_bound=best[0])
 
 
+class BruteForceReduced(BruteForce):
+    """The same enumeration, on the presolved problem when the runner has one."""
+
+    name = "bruteforce-reduced"
+    capabilities = Capabilities(exact=True, reduced=True)
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        result = super().solve(problem, deadline, seed, warm_start, report)
+        result.note = f"{problem.num_nodes} nodes"
+        return result
+
+
 class Enumerate(BruteForce):
     """The same enumeration without claiming optimality (so a run does not stop early)."""
 
@@ -167,7 +179,7 @@ class WarmStartSpy(_Test):
 
 FAULTY = [Raises(), Hangs(), HangsSilently(), Segfaults(), Exits(), WrongLength(),
        OutOfRange(), Infeasible(), FalseOptimum(), FalseBound(), BadStatus()]
-ALL = [BruteForce(), Enumerate(), *FAULTY, WarmStartSpy()]
+ALL = [BruteForce(), BruteForceReduced(), Enumerate(), *FAULTY, WarmStartSpy()]
 
 
 @hookimpl

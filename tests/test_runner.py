@@ -170,3 +170,26 @@ def test_cli_finishes_on_time_on_instance_a_with_a_backend_that_never_returns(be
     assert wall <= limit + 1.5
     plan = json.loads(proc.stdout.strip().splitlines()[-1])
     assert evaluate(load_problem(path), plan).feasible
+
+
+def test_reduced_backends_solve_the_presolved_problem_and_plans_map_back(example):
+    from portfolio.presolve import presolve
+
+    presolved = presolve(example)
+    assert presolved.reduced.num_nodes < example.num_nodes
+    result = run_portfolio(example, [fb.BruteForceReduced()], time_limit=4.0, presolved=presolved)
+    run = result.runs["bruteforce-reduced"]
+    assert run.status is Status.OPTIMAL
+    assert run.note == f"{presolved.reduced.num_nodes} nodes"
+    assert result.cost == OPTIMUM and len(result.solution) == example.num_nodes
+    assert evaluate(example, result.solution).cost == OPTIMUM
+
+
+def test_presolve_proof_of_infeasibility_ends_the_run(example):
+    class Proof:
+        reduced, infeasible = None, "node 3 has no allowed strategy"
+
+    result = run_portfolio(example, [fb.BruteForce()], time_limit=4.0, presolved=Proof())
+    assert result.solution is None
+    assert result.infeasible_proven_by.startswith("presolve")
+    assert result.runs["bruteforce"].status is Status.UNSUPPORTED
