@@ -1,1 +1,16 @@
-"""numba-compiled hot loops shared by backends."""
+"""numba-compiled hot loops shared by backends.
+
+Modules, bottom up:
+
+* :mod:`.model` - the flat kernel view of a Problem (penalised costs, oriented incidences, usage
+  pieces, arc-consistent domains);
+* :mod:`.segtree` - range-add / range-max tree over the compressed time points (memory checks);
+* :mod:`.moves` - exact incremental deltas and the moves (single node, tree-DP block, cascade);
+* :mod:`.reduce` - functional merging: chains tied by forbidden entries become one node;
+* :mod:`.trws` - TRW-S message passing on the memory-priced, unconstrained problem;
+* :mod:`.search` - worklist descent, iterated local search, greedy repair and buying;
+* :mod:`.engine` - Python drivers used by the ``greedy`` and ``localsearch`` backends.
+
+Every kernel uses ``@njit(cache=True)``: the first process compiles them (about a minute; measure
+with ``python benchmarks/backends.py --compile``), later ones load numba's on-disk cache.
+"""

@@ -1,25 +1,28 @@
 """A compact, numba-friendly view of a :class:`~portfolio.problem.Problem`.
 
-Why a separate view: the search kernels need a few derived arrays the immutable problem does not hold
-(per-node incidences with orientation, usage split into disjoint time pieces, a forbidden-safe cost
-copy, arc-consistent strategy domains), and numba wants them as one flat bundle of contiguous arrays.
+Why a separate view: the search kernels need derived arrays the immutable problem does not hold
+(per-node incidences with orientation, usage split into disjoint time pieces, a forbidden-safe
+cost copy, arc-consistent strategy domains), and numba wants them as flat contiguous arrays.
 
 Conventions used by every kernel:
 
-* A forbidden cost (exactly 10**18) becomes ``pen``, a big but safe penalty: ``pen * (nodes + edges)``
-  stays below 2**62, so no int64 sum over a whole plan can wrap. Finite costs are clamped below ``pen``
-  (only absurd values ever are). Exact costs always come from :func:`portfolio.evaluate.evaluate`.
-* Binary edges (two distinct nodes, the contest case) get a fast path: for node ``i`` holding
-  position ``pos`` of edge ``e`` whose other node is ``o``, the entry for strategy ``s`` is
-  ``ecost[inc_base + sol[o] * inc_mo + s * inc_ms]``. Every other edge (self-loop, hyperedge,
+* A forbidden cost (exactly 10**18) becomes ``pen``, a big but safe penalty:
+  ``pen * (nodes + edges)`` stays below 2**62, so no int64 sum over a whole plan can wrap. Finite
+  costs are clamped below ``pen`` (only absurd values ever are). Exact costs always come from
+  :func:`portfolio.evaluate.evaluate`.
+* Binary edges (two distinct nodes, the contest case) get a fast path: for node ``i`` in edge
+  ``e`` whose other node is ``o``, the entry for strategy ``s`` is
+  ``ecost[eoff[e] + sol[o] * inc_mo + s * inc_ms]``. Every other edge (self-loop, hyperedge,
   repeated node) is "general" and recomputed by its mixed-radix formula, slower but exact.
 * Memory: a node's usage is split into a constant base (its minimum over strategies, summed into
-  ``base`` per time point) and a variable part held by *pieces*: disjoint ranges ``[lo, hi)`` of time
-  point indices, each with a usage per strategy (the sum of the node's intervals covering it), so one
-  move is one range-add per piece and its check is exact even when a merged node's intervals overlap.
-* ``alive`` marks strategies that can appear in a plan without a forbidden choice: finite node cost and
-  a finite partner on every binary edge (arc consistency to a fixpoint). When that empties a domain
-  the instance has no forbidden-free plan and ``alive`` falls back to all strategies.
+  ``base`` per time point) and a variable part held by *pieces*: disjoint ranges ``[lo, hi)`` of
+  time point indices, each with a usage per strategy (the sum of the node's intervals covering
+  it), so one move is one range-add per piece and its check is exact even when a merged node's
+  intervals overlap.
+* ``alive`` marks strategies that can appear in a plan without a forbidden choice: finite node
+  cost and a finite partner on every binary edge (arc consistency to a fixpoint). When that
+  empties a domain the instance has no forbidden-free plan and ``alive`` falls back to all
+  strategies.
 """
 
 from __future__ import annotations
@@ -220,20 +223,55 @@ def _arc_consistency(soff, alive, ecost, eoff, enoff, enodes, ebinary, inc_off, 
 
 def build_model(problem: Problem, prune: bool = True) -> KModel:
     """The kernel view of ``problem`` (O(size) numpy work plus one arc-consistency pass)."""
-    n = problem.num_nodes
     pen = _penalty(problem)
-    soff = np.ascontiguousarray(problem.strategy_offsets, dtype=np.int64)
-    counts = np.diff(soff)
-
-    forbidden_node = problem.node_costs == FORBIDDEN
     ncost = np.minimum(problem.node_costs, pen - 1)
-    ncost[forbidden_node] = pen
+    ncost[problem.node_costs == FORBIDDEN] = pen
     ecost = np.minimum(problem.edge_costs, pen - 1)
     ecost[problem.edge_costs == FORBIDDEN] = pen
 
-    eoff = np.ascontiguousarray(problem.edge_cost_offsets, dtype=np.int64)
-    enoff = np.ascontiguousarray(problem.edge_node_offsets, dtype=np.int64)
-    enodes = np.ascontiguousarray(problem.edge_nodes, dtype=np.int64)
+    # memory: constant base + variable intervals (pieces are cut by ``assemble``)
+    lo, hi = problem.interval_point_range
+    lo = np.ascontiguousarray(lo, np.int64)
+    hi = np.ascontiguousarray(hi, np.int64)
+    uoff = np.ascontiguousarray(problem.interval_usage_offsets, np.int64)
+    use = problem.interval_usages
+    if len(use) and (int(np.abs(use).max()) >= USAGE_BOUND
+                     or float(np.abs(use).astype(np.float64).sum()) >= USAGE_BOUND):
+        raise ValueError("usages too large for the int64 kernels")
+    nint = problem.num_intervals
+    ivk = np.diff(uoff)
+    mins = np.zeros(nint, np.int64)
+    has = ivk > 0
+    if has.any():
+        mins[has] = np.minimum.reduceat(use, uoff[:-1][has])
+    npts = len(problem.time_points)
+    diff = np.zeros(npts + 1, np.int64)
+    live = hi > lo
+    np.add.at(diff, lo[live], mins[live])
+    np.add.at(diff, hi[live], -mins[live])
+    base = np.cumsum(diff[:-1]) if npts else np.zeros(0, np.int64)
+    var_use = use - np.repeat(mins, ivk)
+    cap = np.minimum(np.asarray(problem.point_capacity, np.int64), CAP_UNLIMITED)
+    return assemble(problem.strategy_offsets, ncost, problem.edge_cost_offsets, ecost,
+                    problem.edge_node_offsets, problem.edge_nodes, problem.interval_node, lo, hi,
+                    uoff, var_use, base, cap, pen, prune)
+
+
+def assemble(soff, ncost, eoff, ecost, enoff, enodes, iv_node, iv_lo, iv_hi, iv_uoff, iv_use,
+             base, cap, pen: int, prune: bool = True, alive=None) -> KModel:
+    """Build a :class:`KModel` from flat arrays (costs already penalised, usages variable parts).
+
+    Interval ``j`` of node ``iv_node[j]`` covers time points ``[iv_lo[j], iv_hi[j])`` and uses
+    ``iv_use[iv_uoff[j] + s]``; overlapping intervals of one node are summed into pieces here.
+    """
+    soff = np.ascontiguousarray(soff, np.int64)
+    n = len(soff) - 1
+    counts = np.diff(soff)
+    ncost = np.ascontiguousarray(ncost, np.int64)
+    ecost = np.ascontiguousarray(ecost, np.int64)
+    eoff = np.ascontiguousarray(eoff, np.int64)
+    enoff = np.ascontiguousarray(enoff, np.int64)
+    enodes = np.ascontiguousarray(enodes, np.int64)
     arity = np.diff(enoff)
     ne = len(arity)
     # stride of each slot: product of the strategy counts of the later slots of the same edge
@@ -257,63 +295,46 @@ def build_model(problem: Problem, prune: bool = True) -> KModel:
     order = np.lexsort((inc_edge, inc_node))
     inc_off = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(inc_node, minlength=n), out=inc_off[1:])
+    inc_edge = np.ascontiguousarray(inc_edge[order])
 
     g = np.flatnonzero(~ebinary)
-    g_slot_edge = np.repeat(g, arity[g])
-    g_slot_node = enodes[np.concatenate([np.arange(enoff[e], enoff[e + 1]) for e in g])
-                         ] if len(g) else np.zeros(0, np.int64)
-    pairs = np.unique(np.stack([g_slot_node, g_slot_edge]), axis=1) if len(g) else \
-        np.zeros((2, 0), np.int64)
+    if len(g):
+        g_slot_edge = np.repeat(g, arity[g])
+        g_slot_node = enodes[np.concatenate([np.arange(enoff[e], enoff[e + 1]) for e in g])]
+        pairs = np.unique(np.stack([g_slot_node, g_slot_edge]), axis=1)
+    else:
+        pairs = np.zeros((2, 0), np.int64)
     ginc_off = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(pairs[0], minlength=n), out=ginc_off[1:])
 
-    # memory: constant base + variable pieces
-    lo, hi = problem.interval_point_range
-    lo = np.ascontiguousarray(lo, np.int64)
-    hi = np.ascontiguousarray(hi, np.int64)
-    uoff = np.ascontiguousarray(problem.interval_usage_offsets, np.int64)
-    use = problem.interval_usages
-    if len(use) and (int(np.abs(use).max()) >= USAGE_BOUND
-                     or float(np.abs(use).astype(np.float64).sum()) >= USAGE_BOUND):
-        raise ValueError("usages too large for the int64 kernels")
-    nint = problem.num_intervals
-    ivk = np.diff(uoff)
-    mins = np.zeros(nint, np.int64)
-    has = ivk > 0
-    if has.any():
-        mins[has] = np.minimum.reduceat(use, uoff[:-1][has])
-    npts = len(problem.time_points)
-    diff = np.zeros(npts + 1, np.int64)
-    live = hi > lo
-    np.add.at(diff, lo[live], mins[live])
-    np.add.at(diff, hi[live], -mins[live])
-    base = np.cumsum(diff[:-1]) if npts else np.zeros(0, np.int64)
-    var_use = use - np.repeat(mins, ivk)
+    iv_lo = np.asarray(iv_lo, np.int64)
+    iv_hi = np.asarray(iv_hi, np.int64)
+    iv_uoff = np.ascontiguousarray(iv_uoff, np.int64)
+    iv_use = np.ascontiguousarray(iv_use, np.int64)
+    nint = len(iv_lo)
     varies = np.zeros(nint, np.bool_)
-    if len(var_use):
-        nz = np.flatnonzero(var_use != 0)
-        varies[np.searchsorted(uoff, nz, side="right") - 1] = True
-    keep = np.flatnonzero(varies & live)
-    knode = problem.interval_node[keep]
-    korder = np.argsort(knode, kind="stable")
-    iv_ids = keep[korder]
+    if len(iv_use):
+        nz = np.flatnonzero(iv_use != 0)
+        varies[np.unique(np.searchsorted(iv_uoff, nz, side="right") - 1)] = True
+    keep = np.flatnonzero(varies & (iv_hi > iv_lo))
+    knode = np.asarray(iv_node, np.int64)[keep]
+    iv_ids = np.ascontiguousarray(keep[np.argsort(knode, kind="stable")])
     iv_off = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(knode, minlength=n), out=iv_off[1:])
-    p_node, pc_lo, pc_hi, pc_uoff, pc_use = _pieces(soff, iv_off, iv_ids, lo, hi, uoff,
-                                                    np.ascontiguousarray(var_use, np.int64))
+    p_node, pc_lo, pc_hi, pc_uoff, pc_use = _pieces(soff, iv_off, iv_ids,
+                                                    np.ascontiguousarray(iv_lo),
+                                                    np.ascontiguousarray(iv_hi), iv_uoff, iv_use)
     pc_off = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(p_node, minlength=n), out=pc_off[1:])
 
-    cap = np.minimum(np.asarray(problem.point_capacity, np.int64), CAP_UNLIMITED)
-
-    alive = ~forbidden_node
+    if alive is None:
+        alive = ncost < pen
+    alive = np.array(alive, dtype=np.bool_)
     # a node whose every strategy is forbidden keeps them all (no forbidden-free plan exists)
-    dead_nodes = np.flatnonzero(np.add.reduceat(alive.astype(np.int64), soff[:-1]) == 0) \
-        if n else np.zeros(0, np.int64)
-    for i in dead_nodes:
-        alive[soff[i]:soff[i + 1]] = True
-    inc_off_c = inc_off
-    inc_edge_c = np.ascontiguousarray(inc_edge[order])
+    if n:
+        dead_nodes = np.flatnonzero(np.add.reduceat(alive.astype(np.int64), soff[:-1]) == 0)
+        for i in dead_nodes:
+            alive[soff[i]:soff[i + 1]] = True
     if prune and n:
         trial = alive.copy()
         # self-loops: only the diagonal entry of a strategy can be chosen
@@ -323,17 +344,16 @@ def build_model(problem: Problem, prune: bool = True) -> KModel:
             k = counts[x]
             diag = ecost[eoff[e] + np.arange(k) * (k + 1)] >= pen
             trial[soff[x]:soff[x + 1]] &= ~diag
-        if _arc_consistency(soff, trial, ecost, eoff, enoff, enodes, ebinary, inc_off_c,
-                            inc_edge_c, pen):
+        if _arc_consistency(soff, trial, ecost, eoff, enoff, enodes, ebinary, inc_off,
+                            inc_edge, pen):
             alive = trial
     return KModel(
-        soff=soff, ncost=np.ascontiguousarray(ncost, np.int64), alive=alive,
-        ecost=np.ascontiguousarray(ecost, np.int64), eoff=eoff, enoff=enoff, enodes=enodes,
-        emult=emult, inc_off=inc_off, inc_edge=inc_edge_c,
+        soff=soff, ncost=ncost, alive=alive, ecost=ecost, eoff=eoff, enoff=enoff, enodes=enodes,
+        emult=emult, inc_off=inc_off, inc_edge=inc_edge,
         inc_other=np.ascontiguousarray(inc_other[order]),
         inc_mo=np.ascontiguousarray(inc_mo[order]), inc_ms=np.ascontiguousarray(inc_ms[order]),
         ginc_off=ginc_off, ginc_edge=np.ascontiguousarray(pairs[1], np.int64),
         pc_off=pc_off, pc_lo=pc_lo, pc_hi=pc_hi, pc_uoff=pc_uoff, pc_use=pc_use,
         base=np.ascontiguousarray(base, np.int64), cap=np.ascontiguousarray(cap, np.int64),
-        pen=pen,
+        pen=int(pen),
     )

@@ -1,8 +1,8 @@
 """Incremental evaluation and the moves of the local searches, all numba-compiled.
 
 State of a search: ``sol`` (strategy per node) plus the segment tree ``(t, d)`` holding
-``base + variable load - capacity`` per time point (see :mod:`.segtree`). Every move keeps the two in
-step through :func:`apply_move`. Costs inside the kernels are the penalised int64 costs of
+``base + variable load - capacity`` per time point (see :mod:`.segtree`). Every move keeps the two
+in step through :func:`apply_move`. Costs inside the kernels are the penalised int64 costs of
 :mod:`.model`; an optional float price per piece (``wp``, a Lagrangian weight on usage) is added to
 the objective a move must improve, never to the cost it reports.
 
@@ -39,13 +39,18 @@ class Scratch(NamedTuple):
     arg: np.ndarray      # int64[sum_i k_i * deg_i + n]
     newv: np.ndarray     # int64[n]
     buf: np.ndarray      # int64[kmax]
-    buf2: np.ndarray     # int64[kmax]
     fbuf: np.ndarray     # float64[kmax]
     qbuf: np.ndarray     # int64[pmax]
     qlist: np.ndarray    # int64[max degree]
     big: np.ndarray      # float64[S] block DP values, indexed like strategies
     pq: np.ndarray       # int64[sum of pieces] per-piece max load while building a block
-    ints: np.ndarray     # int64[16]: [0] stamp, [1] evaluations counter
+    ints: np.ndarray     # int64[16]: [0] stamp, [1] evaluations, [2] cascade steps, [4] kicks,
+    #                      [5] logging on, [6] log length, [7] log stamp, [9] block size
+    lmark: np.ndarray    # int64[n] == log stamp when the node is in the change log
+    lnodes: np.ndarray   # int64[n] change log: nodes ...
+    lold: np.ndarray     # int64[n] ... and their strategies before the first logged change
+    wl: np.ndarray       # int64[n] worklist (ring) of the descent
+    inq: np.ndarray      # int64[n] == stamp while queued
     rng: np.ndarray      # uint64[1] xorshift state
 
 
@@ -61,11 +66,13 @@ def make_scratch(m, seed: int) -> Scratch:
         mark=np.zeros(n, np.int64), nodes=np.zeros(n, np.int64), par=np.zeros(n, np.int64),
         aoff=np.zeros(n, np.int64),
         arg=np.zeros(int((counts * deg).sum()) + n + 1, np.int64), newv=np.zeros(n, np.int64),
-        buf=np.zeros(kmax, np.int64), buf2=np.zeros(kmax, np.int64),
+        buf=np.zeros(kmax, np.int64),
         fbuf=np.zeros(kmax, np.float64), qbuf=np.zeros(int(pcount.max(initial=1)), np.int64),
         qlist=np.zeros(int(deg.max(initial=1)), np.int64),
         big=np.zeros(len(m.ncost), np.float64), pq=np.zeros(max(len(m.pc_lo), 1), np.int64),
-        ints=np.zeros(16, np.int64), rng=rng,
+        ints=np.zeros(16, np.int64), rng=rng, lmark=np.zeros(n, np.int64),
+        lnodes=np.zeros(n, np.int64), lold=np.zeros(n, np.int64), wl=np.zeros(n, np.int64),
+        inq=np.zeros(n, np.int64),
     )
 
 
@@ -240,6 +247,43 @@ def apply_move(m, sol, t, d, i, s):  # pragma: no cover - numba
     sol[i] = s
 
 
+@njit(cache=True)
+def move_logged(m, sol, t, d, i, s, sc):  # pragma: no cover - numba
+    """:func:`apply_move`, remembering the node's first previous strategy while logging is on
+    (so a rejected kick + descent is undone by resetting only the nodes it touched)."""
+    if sc.ints[5] != 0 and sc.lmark[i] != sc.ints[7] and sol[i] != s:
+        sc.lmark[i] = sc.ints[7]
+        k = sc.ints[6]
+        sc.lnodes[k] = i
+        sc.lold[k] = sol[i]
+        sc.ints[6] = k + 1
+    apply_move(m, sol, t, d, i, s)
+
+
+@njit(cache=True)
+def log_start(sc):  # pragma: no cover - numba
+    sc.ints[5] = 1
+    sc.ints[6] = 0
+    sc.ints[7] += 1
+
+
+@njit(cache=True)
+def log_price_delta(m, wp, sol, sc):  # pragma: no cover - numba
+    """Price change of everything logged since :func:`log_start`."""
+    r = 0.0
+    for j in range(sc.ints[6]):
+        i = sc.lnodes[j]
+        r += price_delta(m, wp, i, sc.lold[j], sol[i])
+    return r
+
+
+@njit(cache=True)
+def log_rollback(m, sol, t, d, sc):  # pragma: no cover - numba
+    for j in range(sc.ints[6] - 1, -1, -1):
+        apply_move(m, sol, t, d, sc.lnodes[j], sc.lold[j])
+    sc.ints[6] = 0
+
+
 # ------------------------------------------------------------------------------------------ single
 @njit(cache=True)
 def best_single(m, sol, t, d, wp, hard, i, sc, allow_equal):  # pragma: no cover - numba
@@ -290,7 +334,7 @@ def sweep(m, sol, t, d, wp, hard, order, sc):  # pragma: no cover - numba
         i = order[r]
         s, dc = best_single(m, sol, t, d, wp, hard, i, sc, False)
         if s >= 0:
-            apply_move(m, sol, t, d, i, s)
+            move_logged(m, sol, t, d, i, s, sc)
             total += dc
             moves += 1
     return total, moves
@@ -484,7 +528,7 @@ def commit_or_revert(m, sol, t, d, wp, hard, cnt, sc, allow_equal):  # pragma: n
         if s != old:
             dc += node_delta_one(m, sol, y, s)
             dp += price_delta(m, wp, y, old, s)
-            apply_move(m, sol, t, d, y, s)
+            move_logged(m, sol, t, d, y, s, sc)
             changed += 1
     if changed == 0:
         return False, np.int64(0)
@@ -494,7 +538,7 @@ def commit_or_revert(m, sol, t, d, wp, hard, cnt, sc, allow_equal):  # pragma: n
         ok = False
     if not ok:
         for j in range(cnt - 1, -1, -1):
-            apply_move(m, sol, t, d, sc.nodes[j], sc.par[j])
+            move_logged(m, sol, t, d, sc.nodes[j], sc.par[j], sc)
         return False, np.int64(0)
     return True, dc
 
@@ -507,6 +551,7 @@ def block_move(m, sol, t, d, wp, hard, root, max_nodes, max_work, sc):  # pragma
     if cnt < 2:
         return False, np.int64(0)
     block_solve(m, sol, t, d, wp, hard, cnt, sc, stamp)
+    sc.ints[9] = cnt
     return commit_or_revert(m, sol, t, d, wp, hard, cnt, sc, False)
 
 
@@ -551,17 +596,30 @@ def _choose_in_cascade(m, sol, t, d, wp, hard, z, sc, stamp):  # pragma: no cove
                 continue
             best = v
             bs = s
+    if bs >= 0 and buf[bs] >= m.pen:
+        return -2 - bs       # every choice clashes with a moved node
     return bs
 
 
 @njit(cache=True)
-def _queue_conflicts(m, sol, z, sc, stamp, cnt, tail):  # pragma: no cover - numba
-    """Queue the unmoved neighbours of ``z`` whose entry with ``z`` is now forbidden."""
+def _queue_conflicts(m, sol, z, sc, stamp, cnt, tail, respond):  # pragma: no cover - numba
+    """Queue the unmoved neighbours of ``z`` whose entry with ``z`` is now forbidden or, with
+    ``respond``, no longer the cheapest of its row (the neighbour may want to follow)."""
     for q in range(m.inc_off[z], m.inc_off[z + 1]):
         o = m.inc_other[q]
         if sc.mark[o] == stamp or sc.mark[o] == -stamp:
             continue
-        if m.ecost[m.eoff[m.inc_edge[q]] + sol[o] * m.inc_mo[q] + sol[z] * m.inc_ms[q]] >= m.pen:
+        b = m.eoff[m.inc_edge[q]] + sol[z] * m.inc_ms[q]
+        mo = m.inc_mo[q]
+        c = m.ecost[b + sol[o] * mo]
+        go = c >= m.pen
+        if respond and not go:
+            oo = m.soff[o]
+            for tt in range(m.soff[o + 1] - oo):
+                if m.alive[oo + tt] and m.ecost[b + tt * mo] < c:
+                    go = True
+                    break
+        if go:
             sc.mark[o] = -stamp
             sc.newv[tail] = o
             tail += 1
@@ -569,7 +627,8 @@ def _queue_conflicts(m, sol, z, sc, stamp, cnt, tail):  # pragma: no cover - num
 
 
 @njit(cache=True)
-def cascade(m, sol, t, d, wp, hard, x, s, max_changed, sc, force):  # pragma: no cover - numba
+def cascade(m, sol, t, d, wp, hard, x, s, max_changed, sc, force, abort_clash,
+            respond):  # pragma: no cover - numba
     """Set ``x`` to ``s`` and let the consequences propagate (the "follow" move).
 
     Neighbours left on a forbidden entry re-choose next (forced choices along functional edges),
@@ -588,37 +647,48 @@ def cascade(m, sol, t, d, wp, hard, x, s, max_changed, sc, force):  # pragma: no
     sc.nodes[0] = x
     sc.par[0] = cur
     sc.mark[x] = stamp
-    apply_move(m, sol, t, d, x, s)
+    move_logged(m, sol, t, d, x, s, sc)
     cnt = 1
     head = 0
-    tail = _queue_conflicts(m, sol, x, sc, stamp, 0, 0)
+    tail = _queue_conflicts(m, sol, x, sc, stamp, 0, 0, respond)
     while head < tail and cnt < max_changed:
         z = sc.newv[head]
         head += 1
         sc.mark[z] = stamp
         bz = _choose_in_cascade(m, sol, t, d, wp, hard, z, sc, stamp)
+        if bz <= -2:
+            if abort_clash and not force:
+                cnt = -cnt       # a clash: the chain cannot end forbidden-free, give up
+                break
+            bz = -2 - bz
+
         if bz < 0 or bz == sol[z]:
             continue
         sc.nodes[cnt] = z
         sc.par[cnt] = sol[z]
         dp += price_delta(m, wp, z, sol[z], bz)
         dc += node_delta_one(m, sol, z, bz)
-        apply_move(m, sol, t, d, z, bz)
+        move_logged(m, sol, t, d, z, bz, sc)
         cnt += 1
-        tail = _queue_conflicts(m, sol, z, sc, stamp, cnt, tail)
+        tail = _queue_conflicts(m, sol, z, sc, stamp, cnt, tail, respond)
+    clash = cnt < 0
+    if clash:
+        cnt = -cnt
+    sc.ints[2] += cnt
     obj = np.float64(dc) + dp
-    ok = force or obj < -1e-9 * (1.0 + abs(np.float64(dc)))
+    ok = force or (not clash and obj < -1e-9 * (1.0 + abs(np.float64(dc))))
     if ok and hard and t[1] > 0:
         ok = False
     if not ok:
         for j in range(cnt - 1, -1, -1):
-            apply_move(m, sol, t, d, sc.nodes[j], sc.par[j])
+            move_logged(m, sol, t, d, sc.nodes[j], sc.par[j], sc)
         return False, np.int64(0)
     return True, dc
 
 
 @njit(cache=True)
-def cascade_node(m, sol, t, d, wp, hard, x, max_changed, sc):  # pragma: no cover - numba
+def cascade_node(m, sol, t, d, wp, hard, x, max_changed, sc, abort_clash,
+                 respond):  # pragma: no cover - numba
     """Try a cascade from each other alive strategy of ``x``, cheapest alone first; first win."""
     so = m.soff[x]
     k = m.soff[x + 1] - so
@@ -637,7 +707,41 @@ def cascade_node(m, sol, t, d, wp, hard, x, max_changed, sc):  # pragma: no cove
     idx = np.argsort(vals[:nc])
     for r in range(nc):
         s = order[idx[r]]
-        ok, dc = cascade(m, sol, t, d, wp, hard, x, s, max_changed, sc, False)
+        ok, dc = cascade(m, sol, t, d, wp, hard, x, s, max_changed, sc, False, abort_clash, respond)
         if ok:
             return True, dc
     return False, np.int64(0)
+
+
+# --------------------------------------------------------------------------------------- structure
+@njit(cache=True)
+def functional_incidences(m):  # pragma: no cover - numba
+    """Per binary incidence (i -> other): every alive strategy of ``i`` has exactly one alive
+    finite partner in the other node, i.e. moving ``i`` forces the other node's choice."""
+    n = len(m.soff) - 1
+    out = np.zeros(len(m.inc_other), np.bool_)
+    for i in range(n):
+        so = m.soff[i]
+        k = m.soff[i + 1] - so
+        for q in range(m.inc_off[i], m.inc_off[i + 1]):
+            o = m.inc_other[q]
+            oo = m.soff[o]
+            ko = m.soff[o + 1] - oo
+            if ko < 2:
+                continue
+            b = m.eoff[m.inc_edge[q]]
+            ok = True
+            for s in range(k):
+                if not m.alive[so + s]:
+                    continue
+                cnt = 0
+                for t in range(ko):
+                    if m.alive[oo + t] and m.ecost[b + t * m.inc_mo[q] + s * m.inc_ms[q]] < m.pen:
+                        cnt += 1
+                        if cnt > 1:
+                            break
+                if cnt != 1:
+                    ok = False
+                    break
+            out[q] = ok
+    return out

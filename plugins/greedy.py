@@ -1,0 +1,58 @@
+"""Greedy backend: a feasible, forbidden-free plan in well under a second on contest instances.
+
+Works on the search's reduced view (functional groups merged, see
+:mod:`portfolio.kernels.reduce`), where following forbidden-entry chains is built in. Two designs
+exist (:func:`portfolio.kernels.engine.greedy_plan`); design 2 (cheapest choices, neighbours agree,
+repair overloaded time points at least cost per unit of memory saved, polish) is the default: over
+the seven shared instances it scored 0.49 on average against 0.47 for design 1 (least memory first,
+then buy savings best ratio first), and is 3x faster on N. See ``benchmarks/backends.py``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+import numpy as np
+
+from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status
+from portfolio.evaluate import evaluate
+from portfolio.hookspecs import hookimpl
+from portfolio.kernels.engine import greedy_plan, prepare
+from portfolio.problem import Problem
+
+
+class GreedyBackend(Backend):
+    name = "greedy"
+    description = "Memory-aware greedy on merged functional groups: fast feasible first plan"
+    capabilities = Capabilities(reduced=True)
+
+    def __init__(self, design: int = 2) -> None:
+        self.design = design
+
+    def solve(self, problem: Problem, deadline: float, seed: int,
+              warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
+        t0 = time.perf_counter()
+        prep = prepare(problem)
+        t1 = time.perf_counter()
+        sol, ok, stats = greedy_plan(prep, self.design, seed)
+        t2 = time.perf_counter()
+        timings = {**prep.timings, "greedy_s": t2 - t1, "total_s": t2 - t0}
+        if not ok:
+            return SolveResult(Status.NO_SOLUTION, note="memory repair could not reach a "
+                               "feasible plan", timings=timings)
+        plan = prep.expand(sol)
+        ev = evaluate(problem, plan)
+        if not ev.feasible:  # the kernels and the judge disagree: never hand it over
+            return SolveResult(Status.NO_SOLUTION, note="internal check failed: plan "
+                               "infeasible", timings=timings)
+        note = f"design {self.design}"
+        if ev.has_forbidden:
+            note += f"; {ev.forbidden_node_choices + ev.forbidden_edge_entries} forbidden choices"
+        report(plan, note)
+        return SolveResult(Status.FEASIBLE, plan, note=note, timings=timings)
+
+
+@hookimpl
+def portfolio_backends() -> list[Backend]:
+    return [GreedyBackend()]

@@ -1,0 +1,350 @@
+"""Python-level drivers shared by the greedy and local-search backends.
+
+Everything hot runs in the numba kernels; this module owns state and schedules:
+
+* :func:`prepare` builds the kernel view and the functional-merge reduction (the search works on the
+  reduced model and expands plans back);
+* :func:`greedy_plan` builds a first feasible plan (two designs, see the function);
+* :class:`Searcher` is the anytime search: rounds of (memory-priced TRW-S -> relaxed descent ->
+  greedy memory repair -> exact polish), with Lagrangian prices on the time points updated by a
+  Polyak subgradient step, interleaved with iterated local search on the best plan.
+
+Why this split: the relaxation is good at global structure (which region takes which "sharding")
+and the ILS at local memory-constrained trade-offs; both only ever hand over feasible plans.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from ..problem import Problem
+from . import moves as mv
+from . import search as se
+from . import trws as tw
+from .model import KModel, build_model
+from .reduce import Reduction, contract, expand, identity, reduce_model
+
+
+@dataclass
+class Prepared:
+    """An instance ready for the kernels: raw view, reduction, reduced view, timings."""
+
+    problem: Problem
+    model: KModel
+    red: Reduction
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def rm(self) -> KModel:
+        return self.red.model
+
+    def expand(self, rsol: np.ndarray) -> np.ndarray:
+        return expand(self.red, rsol)
+
+    def contract(self, plan: np.ndarray) -> Optional[np.ndarray]:
+        plan = np.asarray(plan, np.int64)
+        if len(plan) != len(self.model.soff) - 1:
+            return None
+        return contract(self.red, plan)
+
+    def raw_cost(self, plan: np.ndarray) -> tuple[int, int]:
+        """(penalised cost, forbidden choices) of an original plan."""
+        c, f = mv.plan_cost(self.model, np.asarray(plan, np.int64))
+        return int(c), int(f)
+
+
+def prepare(problem: Problem, reduce: bool = True) -> Prepared:
+    t0 = time.perf_counter()
+    model = build_model(problem)
+    t1 = time.perf_counter()
+    red = reduce_model(model) if reduce else identity(model)
+    t2 = time.perf_counter()
+    return Prepared(problem, model, red, {"model_s": t1 - t0, "reduce_s": t2 - t1})
+
+
+# ------------------------------------------------------------------------------------------ greedy
+def min_volume_plan(m: KModel) -> np.ndarray:
+    """Per node the alive strategy with the least usage summed over its pieces (x length)."""
+    n = len(m.soff) - 1
+    counts = np.diff(m.soff)
+    vol = np.zeros(len(m.ncost), np.float64)
+    pk = counts[np.repeat(np.arange(n), np.diff(m.pc_off))]
+    if len(pk):
+        within = np.arange(int(pk.sum())) - np.repeat(np.cumsum(pk) - pk, pk)
+        pnode = np.repeat(np.repeat(np.arange(n), np.diff(m.pc_off)), pk)
+        length = np.repeat((m.pc_hi - m.pc_lo).astype(np.float64), pk)
+        use = m.pc_use[np.repeat(m.pc_uoff, pk) + within]
+        np.add.at(vol, m.soff[pnode] + within, use * length)
+    return _segment_argmin(np.where(m.alive, vol, np.inf), m.ncost, m.soff)
+
+
+def cheapest_plan(m: KModel) -> np.ndarray:
+    """Per node the alive strategy with the least node cost (edges and memory ignored)."""
+    return _segment_argmin(np.where(m.alive, m.ncost.astype(np.float64), np.inf),
+                           np.zeros(len(m.ncost)), m.soff)
+
+
+def _segment_argmin(primary: np.ndarray, secondary: np.ndarray, soff: np.ndarray) -> np.ndarray:
+    n = len(soff) - 1
+    if n == 0:
+        return np.zeros(0, np.int64)
+    seg = np.repeat(np.arange(n), np.diff(soff))
+    order = np.lexsort((np.arange(len(primary)), secondary, primary, seg))
+    return (order[soff[:-1]] - soff[:-1]).astype(np.int64)
+
+
+def greedy_plan(prep: Prepared, design: int = 1, seed: int = 0) -> tuple[np.ndarray, bool, dict]:
+    """A first plan on the reduced model: (reduced plan, feasible, stats).
+
+    Design 1 starts from the least-memory plan (feasible on contest instances) and buys cost
+    reductions whose extra usage fits, best ratio first. Design 2 starts from the cheapest choice
+    per node, lets neighbours agree (descent without memory), then repairs overloaded time points
+    switching live nodes to lower usage at the least cost per unit saved, then polishes. Both end
+    with an exact descent that keeps memory feasible, so forbidden entries are removed wherever a
+    feasible move can.
+    """
+    m = prep.rm
+    n = len(m.soff) - 1
+    sc = mv.make_scratch(m, seed)
+    zero = np.zeros(max(len(m.pc_lo), 1))
+    order = np.arange(n, dtype=np.int64)
+    stats: dict = {}
+    if design == 1:
+        sol = min_volume_plan(m)
+        t, d = mv.build_tree(m, sol)
+        if t[1] > 0:
+            boff, bitems, owner = se.stab_index(m, len(m.base))
+            se.repair(m, sol, t, d, sc, boff, bitems, owner, 10 * n + 100)
+        if t[1] <= 0:
+            stats["bought"] = int(se.buy_by_ratio(m, sol, t, d, sc, 50))
+    else:
+        sol = cheapest_plan(m)
+        t, d = mv.build_tree(m, sol)
+        se.descend_all(m, sol, t, d, zero, False, sc, order, 0, 0, 0)
+        boff, bitems, owner = se.stab_index(m, len(m.base))
+        se.repair(m, sol, t, d, sc, boff, bitems, owner, 10 * n + 100)
+    feasible = bool(t[1] <= 0)
+    if feasible:
+        se.descend_all(m, sol, t, d, zero, True, sc, order, 10, 1_000_000, 0)
+    stats["feasible"] = feasible
+    return sol, feasible, stats
+
+
+# ------------------------------------------------------------------------------------------ search
+@dataclass
+class SearchParams:
+    trws_iters: int = 3          # TRW-S passes per Lagrangian round
+    beta: float = 1.0            # Polyak step factor (halved after ``stall`` rounds without a
+    stall: int = 5               # better Lagrangian value, reset when it collapses)
+    block_nodes: int = 10        # block (tree DP) size in the ILS descents
+    polish_blocks: int = 0       # ... and when polishing a repaired candidate (0: none; the
+    #                              DP at every node costs more rounds than it gains on N)
+    block_work: int = 1_000_000
+    kick_min: int = 2
+    kick_max: int = 12
+    kicks_per_round: int = 100   # ILS kicks after each round in deterministic mode ...
+    ils_share: float = 1.0       # ... else ILS time as a multiple of the round's time
+
+
+class Searcher:
+    """Anytime search on ``prep.rm``; the best plan is kept in reduced form."""
+
+    def __init__(self, prep: Prepared, seed: int = 0, params: Optional[SearchParams] = None):
+        self.prep = prep
+        self.m = m = prep.rm
+        self.p = params or SearchParams()
+        self.n = n = len(m.soff) - 1
+        self.sc = mv.make_scratch(m, seed)
+        self.rng = np.random.default_rng(seed)
+        self.zero = np.zeros(max(len(m.pc_lo), 1))
+        self.order = np.arange(n, dtype=np.int64)
+        self.pos, self.rev, self.moff, self.gamma = tw.trws_setup(m, self.order)
+        self.boff, self.bitems, self.owner = se.stab_index(m, len(m.base))
+        self.theta = np.zeros(len(m.ncost))
+        self.msg = np.zeros(int(self.moff[-1]))
+        self.lab = np.zeros(n, np.int64)
+        self.hat = np.zeros(int(np.diff(m.soff).max(initial=1)))
+        self.lam = np.zeros(len(m.base))
+        self.beta = self.p.beta
+        self.l_best = -np.inf
+        self.l_stall = 0
+        self.best: Optional[np.ndarray] = None
+        self.best_cost = 0
+        self.cur: Optional[np.ndarray] = None
+        self.rounds = 0
+        self._walk = None
+        self._walk_cost = 0
+        self.stats = {"rounds": 0, "kicks": 0, "candidates": 0, "adopted": 0}
+
+    # -------------------------------------------------------------- state
+    def cost_of(self, rsol: np.ndarray) -> int:
+        return int(mv.plan_cost(self.m, rsol)[0])
+
+    def feasible(self, rsol: np.ndarray) -> bool:
+        t, _ = mv.build_tree(self.m, rsol)
+        return bool(t[1] <= 0)
+
+    def offer(self, rsol: np.ndarray) -> bool:
+        """Take ``rsol`` as the best plan when feasible and cheaper; returns whether it was."""
+        c = self.cost_of(rsol)
+        if self.best is not None and c >= self.best_cost:
+            return False
+        if not self.feasible(rsol):
+            return False
+        self.best = rsol.copy()
+        self.best_cost = c
+        return True
+
+    def _prices(self) -> np.ndarray:
+        m = self.m
+        if len(m.pc_lo) == 0:
+            return self.zero
+        csum = np.concatenate([[0.0], np.cumsum(self.lam)])
+        return csum[m.pc_hi] - csum[m.pc_lo]
+
+    # -------------------------------------------------------------- one Lagrangian round
+    def lagrange_round(self) -> Optional[np.ndarray]:
+        """Relaxed solve at the current prices, repair + polish, price update.
+
+        Returns the polished feasible candidate (or None when the repair failed).
+        """
+        m, p = self.m, self.p
+        wp = self._prices()
+        tw.unaries(m, wp, self.theta)
+        tw.trws_iterate(m, self.theta, self.order, self.pos, self.rev, self.moff, self.gamma,
+                        self.msg, self.lab, p.trws_iters, self.hat)
+        x = self.lab.copy()
+        tx, dx = mv.build_tree(m, x)
+        se.descend_all(m, x, tx, dx, wp, False, self.sc, self.order, 0, 0, 0)
+        g = mv.slack_values(m, x).astype(np.float64)
+        cx = float(mv.plan_cost(m, x)[0])
+        # the price update needs only x; the candidate is a repaired copy
+        y = x
+        dc, ok = se.repair(m, y, tx, dx, self.sc, self.boff, self.bitems, self.owner,
+                           10 * self.n + 100)
+        cand = None
+        if ok:
+            se.descend_all(m, y, tx, dx, wp, True, self.sc, self.order, p.polish_blocks,
+                           p.block_work, 0)
+            se.descend_all(m, y, tx, dx, self.zero, True, self.sc, self.order, p.polish_blocks,
+                           p.block_work, 0)
+            cand = y
+            self.stats["candidates"] += 1
+        # Polyak step towards the best known cost
+        lval = cx + float(self.lam @ g)
+        if lval > self.l_best:
+            self.l_best = lval
+            self.l_stall = 0
+        else:
+            self.l_stall += 1
+            if self.l_stall >= p.stall:
+                self.beta *= 0.5
+                self.l_stall = 0
+        if self.beta < 1e-3:
+            # the step collapsed: jitter the prices and start stepping again (diversification)
+            self.lam *= self.rng.uniform(0.75, 1.25, len(self.lam))
+            self.beta = 0.25
+            self.l_best = -np.inf
+        ub = float(self.best_cost) if self.best is not None else abs(cx) * 2 + 1
+        gg = float(g @ g)
+        if gg > 0:
+            step = self.beta * max(ub - lval, 1e-3 * abs(ub)) / gg
+            np.maximum(self.lam + step * g, 0.0, out=self.lam)
+        self.rounds += 1
+        self.stats["rounds"] += 1
+        return cand
+
+    # -------------------------------------------------------------- ILS on the incumbent
+    def ils(self, kicks: int, temperature: float = 0.0, max_evals: int = -1) -> bool:
+        """Kick-and-descend from the best plan (continuing the walk while the best is unchanged);
+        returns whether the best improved."""
+        if self.best is None or kicks <= 0:
+            return False
+        m, p = self.m, self.p
+        if self._walk is None or self._walk_cost != self.best_cost:
+            sol = self.best.copy()
+            t, d = mv.build_tree(m, sol)
+            self._walk = (sol, t, d)
+            self._walk_cost = self.best_cost
+        sol, t, d = self._walk
+        keep = sol.copy()
+        k0 = self.sc.ints[4]
+        _, best_c, _, improved = se.ils(m, sol, t, d, self.zero, True, self.sc, kicks,
+                                        p.kick_min, p.kick_max, p.block_nodes, p.block_work, 0,
+                                        temperature, keep, max_evals)
+        self.stats["kicks"] += int(self.sc.ints[4] - k0)
+        if improved and best_c < 0 and self.offer(keep):
+            self._walk_cost = self.best_cost
+            return True
+        return False
+
+    # -------------------------------------------------------------- the anytime loop
+    def run(self, deadline: float, max_rounds: Optional[int] = None,
+            on_improve: Optional[Callable[[np.ndarray], None]] = None,
+            fetch: Optional[Callable[[], Optional[np.ndarray]]] = None) -> None:
+        """Search until ``deadline`` (or exactly ``max_rounds`` rounds, deterministic).
+
+        Each round: one Lagrangian round, then ILS on the best plan, for ``kicks_per_round`` kicks
+        (deterministic mode) or for ``ils_share`` times the round's duration in chunks sized to
+        about 0.1 s, so the deadline is never overrun by more than a chunk.
+        """
+        round_s = 0.0
+        evals_per_s = 2e6
+        while True:
+            if max_rounds is not None and self.rounds >= max_rounds:
+                break
+            if max_rounds is None and time.time() + max(round_s, 0.02) > deadline:
+                break
+            if fetch is not None:
+                other = fetch()
+                if other is not None and self.offer(other):
+                    self.stats["adopted"] += 1
+            t0 = time.time()
+            cand = self.lagrange_round()
+            improved = cand is not None and self.offer(cand)
+            round_s = time.time() - t0
+            if max_rounds is not None:
+                improved |= self.ils(self.p.kicks_per_round)
+            else:
+                stop = min(time.time() + round_s * self.p.ils_share, deadline - 0.05)
+                while time.time() < stop:
+                    budget = int(evals_per_s * min(0.1, max(stop - time.time(), 0.005)))
+                    k0, e0 = time.time(), self.sc.ints[1]
+                    improved |= self.ils(1 << 30, max_evals=budget)
+                    spent = time.time() - k0
+                    if spent > 1e-3:
+                        evals_per_s = max((self.sc.ints[1] - e0) / spent, 1e4)
+            if improved and on_improve is not None:
+                on_improve(self.best)
+
+
+def warmup() -> float:
+    """Compile (or load from numba's on-disk cache) every kernel on the bundled example; seconds.
+
+    The first call in a fresh environment compiles: about a minute on the benchmark machine (see
+    ``benchmarks/backends.py --compile``); later processes load the cache in about a second.
+    """
+    from ..io import load_problem
+    from importlib import resources
+
+    t0 = time.perf_counter()
+    problem = load_problem(str(resources.files("portfolio.data") / "example.json"))
+    prep = prepare(problem)
+    for design in (1, 2):
+        greedy_plan(prep, design)
+    s = Searcher(prep, 0, SearchParams(kicks_per_round=5))
+    sol, ok, _ = greedy_plan(prep, 2)
+    if ok:
+        s.offer(sol)
+    s.run(time.time() + 60, max_rounds=2)
+    sc = mv.make_scratch(prep.model, 0)
+    order = np.arange(len(prep.model.soff) - 1, dtype=np.int64)
+    plan = prep.expand(s.best) if s.best is not None else np.zeros(len(order), np.int64)
+    t, d = mv.build_tree(prep.model, plan)
+    mv.count_evals(prep.model, plan, t, d, order, sc)
+    mv.sweep(prep.model, plan, t, d, np.zeros(max(len(prep.model.pc_lo), 1)), True, order, sc)
+    return time.perf_counter() - t0
