@@ -30,6 +30,12 @@ class GreedyBackend(Backend):
     def __init__(self, design: int = 2) -> None:
         self.design = design
 
+    def prepare(self) -> None:
+        """Compile (or load from cache) the numba kernels once, before workers fork."""
+        from portfolio.kernels.engine import warmup
+
+        warmup()
+
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
         t0 = time.perf_counter()

@@ -35,6 +35,12 @@ class LocalSearchBackend(Backend):
         self.max_rounds = max_rounds   # set: deterministic budget instead of the deadline
         self.params = params
 
+    def prepare(self) -> None:
+        """Compile (or load from cache) the numba kernels once, before workers fork."""
+        from portfolio.kernels.engine import warmup
+
+        warmup()
+
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
         t0 = time.perf_counter()

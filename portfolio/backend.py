@@ -114,6 +114,13 @@ class Backend:
         """(True, "") when usable here; otherwise (False, why), e.g. a missing optional dependency."""
         return True, ""
 
+    def prepare(self) -> None:
+        """Optional one-time set-up, run in the runner's process before the worker is forked.
+
+        Compile JIT code here (numba): every worker then inherits the compiled code instead of
+        compiling it again. The time counts against the run's budget.
+        """
+
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
         raise NotImplementedError

@@ -17,7 +17,7 @@ A contest instance is the special case of one interval per node and one global l
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
+from typing import Any, Callable, Generic, TypeVar
 
 import numpy as np
 
@@ -25,6 +25,32 @@ FORBIDDEN = 10**18
 """A cost of exactly this value means the strategy or edge entry must not be chosen."""
 
 INT64_MAX = np.iinfo(np.int64).max
+
+_T = TypeVar("_T")
+
+
+class cached_property(Generic[_T]):  # noqa: N801 -- a drop-in for functools.cached_property
+    """Compute once per instance, store in the instance's ``__dict__``; no lock.
+
+    ``functools.cached_property`` of Python 3.11 holds one lock shared by every instance. A process
+    forked while another thread held it (a runner started from a Dask worker's thread, say) waits
+    for that lock forever. Computing a value twice in a race is harmless here: it is pure.
+    """
+
+    def __init__(self, func: Callable[[Any], _T]) -> None:
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> _T:
+        if obj is None:
+            return self  # type: ignore[return-value]
+        value = self.func(obj)
+        obj.__dict__[self.name] = value
+        return value
 
 
 def _frozen(a: np.ndarray, dtype: type = np.int64) -> np.ndarray:

@@ -16,6 +16,7 @@ returned can win.
 
 from __future__ import annotations
 
+import ctypes  # imported here, not in the worker: an import after fork can deadlock
 import multiprocessing as mp
 import os
 import signal
@@ -28,12 +29,17 @@ from typing import Callable, Optional, Protocol, Sequence
 
 import numpy as np
 
-from .backend import BackendLike, SolveResult, Status
+from .backend import Backend, BackendLike, SolveResult, Status
 from .evaluate import Evaluation, SolutionError, evaluate
 from .problem import Problem
 
 REPORT_INTERVAL = 0.25
 """Seconds between two incumbents sent by one worker (the latest pending one is sent at the end)."""
+
+
+def _has_prepare(backend: BackendLike) -> bool:
+    prepare = getattr(type(backend), "prepare", None)
+    return prepare is not None and prepare is not Backend.prepare
 
 
 def deadline_plan(start: float, time_limit: float) -> tuple[float, float, float]:
@@ -241,8 +247,6 @@ def _die_with_parent() -> None:
     """Ask Linux to SIGKILL this worker when the runner dies (a worker in its own process group
     would otherwise outlive a runner killed with SIGKILL). No-op elsewhere."""
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
         if os.getppid() == 1:  # the parent died before the request took effect
@@ -311,7 +315,9 @@ class Portfolio:
         self.proven_optimal_by: Optional[str] = None
         self.infeasible_proven_by: Optional[str] = None
         self.active: list[_Worker] = []
-        self.queue = list(self.backends)
+        # Backends without set-up first, so a slow first compile never delays the quick ones.
+        self.queue = sorted(self.backends, key=lambda b: _has_prepare(b))
+        self.prepared: set[str] = set()
         usable = presolved is not None and presolved.infeasible is None and presolved.reduced is not None
         self.presolved = presolved if usable else None
         if presolved is not None and presolved.infeasible is not None:
@@ -376,6 +382,10 @@ class Portfolio:
         if not ok:
             run.status, run.note = Status.UNSUPPORTED, f"not available: {why}"
             return
+        self._prepare(backend)
+        if time.time() >= self.soft_deadline:
+            run.note = "set-up (prepare) used up the time"
+            return
         warm = self.best if backend.capabilities.warm_start else None
         problem, mapping = self.problem, None
         if self.presolved is not None and backend.capabilities.reduced:
@@ -391,6 +401,18 @@ class Portfolio:
         child_conn.close()  # only the worker holds its end, so its death reads as EOF here
         run.status, run.started = Status.RUNNING, round(self.now(), 4)
         self.active.append(_Worker(run, backend, process, parent_conn))
+
+    def _prepare(self, backend: BackendLike) -> None:
+        """Run the backend's one-time set-up in this process (shared by all backends of a class)."""
+        prepare = getattr(backend, "prepare", None)
+        key = type(backend).__qualname__
+        if prepare is None or key in self.prepared:
+            return
+        self.prepared.add(key)
+        try:
+            prepare()
+        except Exception as exc:  # set-up failing is the backend's problem; the worker will tell
+            self.runs[backend.name].note = f"prepare failed: {type(exc).__name__}: {exc}"
 
     def _receive(self, worker: _Worker) -> None:
         """Read everything a worker has sent so far."""

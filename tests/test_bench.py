@@ -24,7 +24,7 @@ from portfolio.generate import generate_problem
 from portfolio.io import load_problem, read_solution, write_problem
 
 TESTS = Path(__file__).resolve().parent
-LIMIT = 2.0
+LIMIT = 3.0
 
 
 def invoke(*args) -> object:
@@ -98,7 +98,10 @@ def test_sweep_streams_verified_rows_and_refuses_to_overwrite(instances, tmp_pat
         assert row["status"] == "feasible", row
         assert row["time_limit"] == LIMIT and row["elapsed"] < LIMIT
         assert row["workers"] >= 1 and row["incumbents"][-1]["cost"] == row["cost"]
-        assert row["time_to_best"] is not None and row["backend_runs"][0]["backend"] == "minusage"
+        names = [r["backend"] for r in row["backend_runs"]]
+        assert row["time_to_best"] is not None and "minusage" in names
+        if row["configuration"] == "minusage":
+            assert names == ["minusage"]
         assert {"cpu_count", "cpu_model", "ram_bytes", "python"} <= set(row["machine"])
         assert "iopddl-portfolio" in row["versions"]
         problem = load_problem(row["path"])  # the plan on disk has exactly the recorded cost
@@ -186,7 +189,7 @@ def test_interrupted_sweep_keeps_rows_and_resume_finishes_it(instances, tmp_path
     assert meta["status"] == "complete" and len(meta["sessions"]) == 2
     assert meta["sessions"][1]["tasks_skipped"] == 2
 
-    res = invoke("bench", instances, "-b", "minusage", "-t", "3", "--name", "r", "--runs-dir", tmp_path,
+    res = invoke("bench", instances, "-b", "minusage", "-t", "5", "--name", "r", "--runs-dir", tmp_path,
                  "--resume")
     assert res.exit_code == 2 and "time limit" in res.stderr
 
@@ -246,13 +249,17 @@ def test_dask_local_cluster(instances, tmp_path):
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
                                   dashboard_address=None) as cluster:
         worker = next(iter(cluster.scheduler_info["workers"]))
+        # a longer limit: two tasks share the worker's 2 threads with the cluster's own processes
         result = run_sweep([instances / "example.json"], backends=["minusage"], portfolio=True,
-                           time_limit=LIMIT, seeds=[0, 1], name="d", runs_dir=tmp_path,
+                           time_limit=2 * LIMIT, seeds=[0, 1], name="d", runs_dir=tmp_path,
                            dask_scheduler=cluster.scheduler_address)
     assert result.finished == 4 and result.statuses == {"feasible": 4}
     rows = rows_of(tmp_path / "d")
     assert {r["configuration"] for r in rows} == {"minusage", "portfolio"}
-    assert all(r["cost"] == 465 and r["dask_worker"] == worker for r in rows)
+    assert all(r["dask_worker"] == worker for r in rows)
+    # minusage alone gives its 465; the whole portfolio can only do better (optimum 305)
+    assert all(r["cost"] == 465 for r in rows if r["configuration"] == "minusage")
+    assert all(305 <= r["cost"] <= 465 for r in rows)
     portfolio_rows = [r for r in rows if r["configuration"] == "portfolio"]
     assert all(r["workers"] == max(1, os.cpu_count() // 2) for r in portfolio_rows)
     meta = json.loads((tmp_path / "d" / "meta.json").read_text())

@@ -45,8 +45,13 @@ def identity(m: KModel) -> Reduction:
 
 
 def expand(red: Reduction, sol: np.ndarray) -> np.ndarray:
-    """The original plan of a reduced plan."""
-    return red.maps[red.mapoff + sol[red.root]]
+    """The original plan of a reduced plan.
+
+    A map entry of -1 (a strategy with no allowed partner) only exists on instances without any
+    forbidden-free plan, where arc consistency gave up; strategy 0 stands in, so the plan stays valid
+    (and is scored as forbidden).
+    """
+    return np.maximum(red.maps[red.mapoff + sol[red.root]], 0)
 
 
 def contract(red: Reduction, sol: np.ndarray) -> Optional[np.ndarray]:
