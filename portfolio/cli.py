@@ -36,7 +36,8 @@ _START = time.monotonic()
 
 EXIT_OK, EXIT_NO_SOLUTION, EXIT_BAD_INPUT = 0, 1, 2
 
-console = Console(stderr=True)
+console = Console(stderr=True, width=None if sys.stderr.isatty() else 140)
+"""Rich output on stderr; when stderr is a file or pipe (logs, CI), tables get 140 columns, not 80."""
 
 
 class UserError(click.ClickException):
