@@ -230,3 +230,18 @@ def instance_and_plan(draw) -> tuple[dict, list[int]]:
     return doc, plan
 
 
+
+
+# ------------------------------------------------------------------------------------------ numba
+@pytest.fixture(scope="session", autouse=True)
+def compiled_kernels() -> None:
+    """Compile (or load from cache) every numba kernel once, before any test starts a timed run.
+
+    On a fresh checkout the first compile takes tens of seconds; inside a test's 2-3 s time limit it
+    would turn into a spurious timeout. Processes started later by the tests read the same cache.
+    """
+    from portfolio.kernels.engine import warmup
+    from portfolio.presolve import warm_up
+
+    warm_up()
+    warmup()
