@@ -18,23 +18,18 @@ import numpy as np
 from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
+from portfolio.kernels.engine import KernelBackend
 from portfolio.kernels.engine import greedy_plan, prepare
 from portfolio.problem import Problem
 
 
-class GreedyBackend(Backend):
+class GreedyBackend(KernelBackend):
     name = "greedy"
     description = "Memory-aware greedy on merged functional groups: fast feasible first plan"
     capabilities = Capabilities(reduced=True)
 
     def __init__(self, design: int = 2) -> None:
         self.design = design
-
-    def prepare(self) -> None:
-        """Compile (or load from cache) the numba kernels once, before workers fork."""
-        from portfolio.kernels.engine import warmup
-
-        warmup()
 
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:

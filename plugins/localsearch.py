@@ -18,6 +18,7 @@ import numpy as np
 from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
+from portfolio.kernels.engine import KernelBackend
 from portfolio.kernels.engine import SearchParams, Searcher, greedy_plan, prepare
 from portfolio.problem import Problem
 
@@ -25,7 +26,7 @@ REPORT_EVERY = 0.3
 """Seconds between two reported plans (the last improvement is always reported at the end)."""
 
 
-class LocalSearchBackend(Backend):
+class LocalSearchBackend(KernelBackend):
     name = "localsearch"
     description = "Lagrangian TRW-S rounds + iterated local search on merged functional groups"
     capabilities = Capabilities(anytime=True, warm_start=True, reduced=True)
@@ -34,12 +35,6 @@ class LocalSearchBackend(Backend):
                  params: Optional[SearchParams] = None) -> None:
         self.max_rounds = max_rounds   # set: deterministic budget instead of the deadline
         self.params = params
-
-    def prepare(self) -> None:
-        """Compile (or load from cache) the numba kernels once, before workers fork."""
-        from portfolio.kernels.engine import warmup
-
-        warmup()
 
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:

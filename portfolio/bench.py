@@ -38,6 +38,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, Sequence
 
+from .results import read_rows
+
 FORMAT_VERSION = 1
 RESULTS = "results.jsonl"
 META = "meta.json"
@@ -569,28 +571,6 @@ def run_task(task: Task) -> dict:
 
 
 # ------------------------------------------------------------------------------------------ run folder
-def read_rows(path: str | Path) -> tuple[list[dict], int]:
-    """Rows of a results file and the number of unreadable lines (e.g. a write cut short)."""
-    rows, bad = [], 0
-    p = Path(path)
-    if not p.exists():
-        return rows, bad
-    with p.open("r", encoding="utf-8") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                bad += 1
-                continue
-            if isinstance(row, dict):
-                rows.append(row)
-            else:
-                bad += 1
-    return rows, bad
-
-
 def row_key(row: dict) -> tuple[str, str, int, int]:
     return (row.get("instance"), row.get("configuration"), row.get("seed", 0), row.get("repeat", 0))
 

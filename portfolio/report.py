@@ -23,6 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence
 
+from .results import read_rows
+
+from .results import read_rows
 from .data import contest
 
 RESULTS = "results.jsonl"
@@ -53,20 +56,10 @@ def load_run(path: str | Path) -> RunData:
     folder = p if p.is_dir() else p.parent
     if not results.is_file():
         raise ReportError(f"{path}: no {RESULTS} here (expected a `portfolio bench` run folder)")
-    rows, bad = [], 0
-    with results.open("r", encoding="utf-8") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                bad += 1
-                continue
-            if isinstance(row, dict) and "instance" in row and "configuration" in row:
-                rows.append(row)
-            else:
-                bad += 1
+    rows, bad = read_rows(results)
+    complete = [r for r in rows if "instance" in r and "configuration" in r]
+    bad += len(rows) - len(complete)
+    rows = complete
     meta: dict = {}
     if (folder / META).is_file():
         try:

@@ -21,6 +21,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from ..backend import Backend
 from ..problem import Problem
 from . import moves as mv
 from . import search as se
@@ -348,3 +349,11 @@ def warmup() -> float:
     mv.count_evals(prep.model, plan, t, d, order, sc)
     mv.sweep(prep.model, plan, t, d, np.zeros(max(len(prep.model.pc_lo), 1)), True, order, sc)
     return time.perf_counter() - t0
+
+
+class KernelBackend(Backend):
+    """Base for backends built on these kernels: ``prepare`` compiles them once in the runner's
+    process, so the forked workers inherit compiled code."""
+
+    def prepare(self) -> None:
+        warmup()
