@@ -350,7 +350,7 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
     from .backend import Status
     from .io import load_problem
     from .registry import Registry
-    from .runner import run_portfolio
+    from .runner import presolve_for, run_portfolio
 
     start = time.time() if start is None else start
     if task.plugins is None:
@@ -363,8 +363,9 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
     problem = load_problem(task.path)
     load_seconds = time.time() - start
     workers = _workers_here(task)
+    presolved, _ = presolve_for(problem, backends)  # as `portfolio solve` does
     result = run_portfolio(problem, backends, task.time_limit, start=start, workers=workers,
-                           seed=task.seed)
+                           seed=task.seed, presolved=presolved)
     runs = [r for r in result.runs.values()]
     trace = _improving(result.incumbents)
     if result.solution is not None:

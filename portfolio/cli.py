@@ -242,27 +242,17 @@ def _select_backends(names: str | None) -> list:
     return chosen
 
 
-def _presolve_for_runner(prob: Problem, quiet: bool) -> tuple[object | None, dict | None]:
-    """Presolve once for the backends that accept a reduced problem; never fatal."""
-    t0 = time.perf_counter()
-    try:
-        from .presolve import presolve, warm_up
+def _presolve_for_runner(prob: Problem, chosen: list, quiet: bool) -> tuple[object, dict | None]:
+    """Presolve for the backends that accept it, telling the user what happened."""
+    from .runner import presolve_for
 
-        warm_up()
-        presolved = presolve(prob)
-    except Exception as exc:  # a presolve bug must not cost the user their answer
+    presolved, info = presolve_for(prob, chosen)
+    if info and "error" in info:
         console.print(f"[yellow]warning:[/] presolve failed, backends get the original problem: "
-                      f"{type(exc).__name__}: {exc}", highlight=False, soft_wrap=True)
-        return None, {"error": f"{type(exc).__name__}: {exc}"}
-    seconds = time.perf_counter() - t0
-    info: dict = {"seconds": round(seconds, 3), "infeasible": presolved.infeasible}
-    if presolved.reduced is not None:
-        red = presolved.reduced
-        info.update(nodes=red.num_nodes, edges=red.num_edges,
-                    free_nodes=int((red.strategy_counts > 1).sum()))
-        if not quiet:
-            console.print(f"presolve: {prob.num_nodes:,} nodes -> {red.num_nodes:,} "
-                          f"({info['free_nodes']:,} free), {red.num_edges:,} edges, {seconds:.2f} s")
+                      f"{info['error']}", highlight=False, soft_wrap=True)
+    elif info and not quiet and presolved.reduced is not None:
+        console.print(f"presolve: {prob.num_nodes:,} nodes -> {info['nodes']:,} "
+                      f"({info['free_nodes']:,} free), {info['edges']:,} edges, {info['seconds']:.2f} s")
     return presolved, info
 
 
@@ -279,8 +269,8 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
     chosen = _select_backends(backends)
     prob, load_s = _load(problem_path)
     presolved, presolve_info = None, None
-    if use_presolve and any(b.capabilities.reduced for b in chosen):
-        presolved, presolve_info = _presolve_for_runner(prob, quiet)
+    if use_presolve:
+        presolved, presolve_info = _presolve_for_runner(prob, chosen, quiet)
     kwargs = dict(start=start, workers=workers, seed=seed, presolved=presolved)
     if quiet:
         result = run_portfolio(prob, chosen, time_limit, **kwargs)

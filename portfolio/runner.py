@@ -598,6 +598,30 @@ class Portfolio:
                         self._finish(worker)
 
 
+def presolve_for(problem: Problem, backends: Sequence[BackendLike]) -> tuple[object, Optional[dict]]:
+    """Presolve once when some backend accepts a reduced problem: (presolved or None, summary).
+
+    Never fatal: a presolve failure leaves every backend on the original problem and is reported in
+    the summary's ``error``.
+    """
+    if not any(b.capabilities.reduced for b in backends):
+        return None, None
+    t0 = time.perf_counter()
+    try:
+        from .presolve import presolve, warm_up
+
+        warm_up()
+        presolved = presolve(problem)
+    except Exception as exc:  # a presolve bug must not cost the user their answer
+        return None, {"error": f"{type(exc).__name__}: {exc}"}
+    info: dict = {"seconds": round(time.perf_counter() - t0, 3), "infeasible": presolved.infeasible}
+    if presolved.reduced is not None:
+        red = presolved.reduced
+        info.update(nodes=red.num_nodes, edges=red.num_edges,
+                    free_nodes=int((red.strategy_counts > 1).sum()))
+    return presolved, info
+
+
 def run_portfolio(problem: Problem, backends: Sequence[BackendLike], time_limit: float,
                   start: Optional[float] = None, workers: Optional[int] = None, seed: int = 0,
                   warm_start: Optional[np.ndarray] = None,
