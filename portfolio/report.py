@@ -359,7 +359,7 @@ def build(run_paths: Sequence[str | Path], reference: Optional[str] = None) -> L
             notes.append("not contest benchmarks, left out of the comparison: " + ", ".join(left))
         instances = matched
         entries = entries + contest_entries(instances)
-        notes.append("contest rows: each team's final answer in the 2025 contest (8-core machine, "
+        notes.append("contest rows: each team's final answer in the 2025 contest (on the contest's own machine, "
                      "contest time limits); XLA is a baseline and does not set the minimum")
     return score(entries, instances, [r.name for r in runs], reference, notes)
 
