@@ -116,16 +116,23 @@ def profile_of(problem: Problem, usage: np.ndarray) -> np.ndarray:
     array of exact Python ints.
     """
     lo, hi = problem.interval_point_range
-    npoints = len(problem.time_points)
-    if exact_sum(np.abs(usage)) < _SAFE_BOUND:
-        diff = np.zeros(npoints + 1, dtype=np.int64)
-        np.add.at(diff, lo, usage)
-        np.add.at(diff, hi, -usage)
+    return range_sum(lo, hi, usage, len(problem.time_points))
+
+
+def range_sum(lo: np.ndarray, hi: np.ndarray, vals: np.ndarray, nseg: int) -> np.ndarray:
+    """Per segment k < nseg, the exact sum of vals[j] over the j with lo[j] <= k < hi[j].
+
+    A difference array in int64 when the total magnitude cannot overflow; otherwise exact Python ints.
+    """
+    if exact_sum(np.abs(vals)) < _SAFE_BOUND:
+        diff = np.zeros(nseg + 1, dtype=np.int64)
+        np.add.at(diff, lo, vals)
+        np.add.at(diff, hi, -vals)
         return np.cumsum(diff[:-1])
-    diff_obj = np.zeros(npoints + 1, dtype=object)
-    for a, b, u in zip(lo.tolist(), hi.tolist(), usage.tolist()):
-        diff_obj[a] += u
-        diff_obj[b] -= u
+    diff_obj = np.zeros(nseg + 1, dtype=object)
+    for a, b, x in zip(lo.tolist(), hi.tolist(), vals.tolist()):
+        diff_obj[a] += x
+        diff_obj[b] -= x
     return np.cumsum(diff_obj[:-1])
 
 

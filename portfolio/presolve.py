@@ -66,7 +66,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from .evaluate import as_solution, exact_sum
+from .evaluate import as_solution, exact_sum, range_sum
 from .problem import FORBIDDEN, INT64_MAX, Capacity, Problem, offsets_from_counts
 
 SWITCHES = ("forbidden", "arc_consistency", "functional", "edge_tables", "single", "dominance",
@@ -103,7 +103,6 @@ _F = FORBIDDEN
 _GUARD = 10**18 // 4
 """Cost-combining reductions run only when the sum of all finite cost magnitudes is below this."""
 
-_SAFE = 2**62
 EXTENDED_FORMAT = "iopddl-portfolio-extended/1"
 
 
@@ -614,22 +613,6 @@ def _segment_fill_index(offsets: np.ndarray, counts: np.ndarray) -> tuple[np.nda
     return rows, within
 
 
-def _range_sum(lo: np.ndarray, hi: np.ndarray, vals: np.ndarray, nseg: int) -> np.ndarray:
-    """Per segment k, the exact sum of vals[j] over j with lo[j] <= k < hi[j]."""
-    if len(vals) == 0:
-        return np.zeros(nseg, dtype=np.int64)
-    if exact_sum(np.abs(vals)) < _SAFE:
-        diff = np.zeros(nseg + 1, dtype=np.int64)
-        np.add.at(diff, lo, vals)
-        np.add.at(diff, hi, -vals)
-        return np.cumsum(diff[:-1])
-    diff_o = np.zeros(nseg + 1, dtype=object)
-    for a, b, x in zip(lo.tolist(), hi.tolist(), vals.tolist()):
-        diff_o[a] += x
-        diff_o[b] -= x
-    return np.cumsum(diff_o[:-1])
-
-
 def _magnitude(problem: Problem) -> int:
     """Sum over nodes and edges of the largest finite cost magnitude (exact)."""
     total = 0
@@ -1110,9 +1093,9 @@ class _State:
         capv, limited = cap.at(pts[:-1])
         limited = limited & (pts[:-1] >= self.t0) if self.t0 is not None else np.zeros(nseg, bool)
         flo, fhi = np.searchsorted(pts, fs), np.searchsorted(pts, fe)
-        W = _range_sum(lo, hi, umax, nseg)
-        Wmin = _range_sum(lo, hi, umin, nseg)
-        Fx = _range_sum(flo, fhi, fu, nseg)
+        W = range_sum(lo, hi, umax, nseg)
+        Wmin = range_sum(lo, hi, umin, nseg)
+        Fx = range_sum(flo, fhi, fu, nseg)
         if W.dtype == object or Fx.dtype == object or Wmin.dtype == object or (len(fu) and fu.min() < 0):
             R = capv.astype(object) - Fx.astype(object)
         else:
@@ -1141,7 +1124,7 @@ class _State:
                     (ne[k + 1] > 0) | np.asarray(Rk1 > Rk, dtype=bool))
                 kept = relevant_seg & ~dom
         else:
-            live = _range_sum(lo, hi, np.ones(len(lo), dtype=np.int64), nseg) > 0
+            live = range_sum(lo, hi, np.ones(len(lo), dtype=np.int64), nseg) > 0
             kept = limited & live
         ps = np.zeros(nseg + 1, dtype=np.int64)
         np.cumsum(kept, out=ps[1:])

@@ -10,7 +10,7 @@ from itertools import accumulate
 import pytest
 from click.testing import CliRunner
 
-from conftest import BENCH_NAMES, FORBIDDEN, bench_path
+from conftest import BENCH_NAMES, FORBIDDEN, bench_path, reference_cost
 from portfolio.cli import cli
 from portfolio.evaluate import evaluate
 from portfolio.io import load_problem
@@ -21,17 +21,6 @@ SMALL = {"B", "G"}  # ~3 MB of JSON each; the others are 30-90 MB and marked slo
 def read_raw(name: str) -> dict:
     with gzip.open(bench_path(name), "rt") as f:
         return json.load(f)["problem"]
-
-
-def slow_cost(raw: dict, plan: list[int]) -> int:
-    costs = raw["nodes"]["costs"]
-    total = sum(costs[i][s] for i, s in enumerate(plan))
-    for nodes, table in zip(raw["edges"]["nodes"], raw["edges"]["costs"]):
-        index = 0
-        for v in nodes:
-            index = index * len(costs[v]) + plan[v]
-        total += table[index]
-    return total
 
 
 def slow_memory(raw: dict, plan: list[int]) -> tuple[int, bool]:
@@ -78,7 +67,7 @@ def test_benchmark_against_independent_reading(name):
     zeros = [0] * n
     ev = evaluate(problem, zeros)
     peak, feasible = slow_memory(raw, zeros)
-    assert ev.cost == slow_cost(raw, zeros)
+    assert ev.cost == reference_cost({"problem": raw}, zeros)
     assert (ev.feasible, ev.peak_usage) == (feasible, peak)
     assert ev.forbidden_node_choices == sum(1 for c in nodes["costs"] if c[0] == FORBIDDEN)
 
@@ -93,7 +82,7 @@ def test_benchmark_against_independent_reading(name):
             assert nodes["usages"][i][s] == min(nodes["usages"][i][k] for k in allowed)
     ev = evaluate(problem, plan)
     peak, feasible = slow_memory(raw, plan)
-    assert ev.cost == slow_cost(raw, plan)
+    assert ev.cost == reference_cost({"problem": raw}, plan)
     assert ev.peak_usage == peak
     assert ev.feasible and feasible
     assert ev.forbidden_node_choices == 0
