@@ -372,17 +372,31 @@ class Problem:
         Summing over a node's intervals is an exact choice for contest shapes; for merged nodes it
         is a sound heuristic default.
         """
-        per_strategy = np.zeros(len(self.node_costs), dtype=np.float64)
         lo, hi = self.interval_point_range
-        live = (hi > lo).astype(np.float64)
         counts = np.diff(self.interval_usage_offsets)
         rows = np.repeat(np.arange(self.num_intervals), counts)
         within = np.arange(len(self.interval_usages)) - self.interval_usage_offsets[rows]
         target = self.strategy_offsets[self.interval_node[rows]] + within
-        np.add.at(per_strategy, target, self.interval_usages * live[rows])
+        used = np.where((hi > lo)[rows], self.interval_usages, 0)
+        # Exact sums: int64 when they cannot overflow, else Python ints ranked by a stable sort.
+        if int(np.abs(used).sum(dtype=np.float64)) < 2**62:
+            per_strategy = np.zeros(len(self.node_costs), dtype=np.int64)
+            np.add.at(per_strategy, target, used)
+        else:
+            sums = np.zeros(len(self.node_costs), dtype=object)
+            for t, u in zip(target.tolist(), used.tolist()):
+                sums[t] += u
+            per_strategy = np.empty(len(sums), dtype=np.int64)
+            order = np.argsort(sums, kind="stable")
+            per_strategy[order] = np.arange(len(sums))
+            per_strategy[order[1:]] -= np.cumsum(sums[order][1:] == sums[order][:-1])  # equal sums tie
         # A forbidden strategy is never the default while the node has an allowed one.
-        per_strategy[self.node_costs == FORBIDDEN] = np.inf
-        return _frozen(_segment_argmin2(per_strategy, self.node_costs, self.strategy_offsets))
+        forbidden = self.node_costs == FORBIDDEN
+        n = self.num_nodes
+        seg = np.repeat(np.arange(n), self.strategy_counts)
+        order = np.lexsort((np.arange(len(per_strategy)), self.node_costs, per_strategy, forbidden, seg))
+        starts = self.strategy_offsets[:-1]
+        return _frozen(order[starts] - starts)
 
 
 def _edge_table_sizes(node_offsets: np.ndarray, nodes: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -393,15 +407,3 @@ def _edge_table_sizes(node_offsets: np.ndarray, nodes: np.ndarray, counts: np.nd
         mask = arity > p
         sizes[mask] *= counts[nodes[node_offsets[:-1][mask] + p]]
     return sizes
-
-
-def _segment_argmin2(primary: np.ndarray, secondary: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Per CSR segment, the local index minimising ``primary`` then ``secondary`` (then index)."""
-    n = len(offsets) - 1
-    seg = np.repeat(np.arange(n), np.diff(offsets))
-    order = np.lexsort((np.arange(len(primary)), secondary, primary, seg))
-    first = np.zeros(n, dtype=np.int64)
-    starts = offsets[:-1]
-    # After sorting by segment first, each segment's best element sits at the segment's start.
-    first[:] = order[starts] - starts
-    return first
