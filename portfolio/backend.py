@@ -9,6 +9,7 @@ they receive a problem and a deadline, stream improving plans through ``report``
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from enum import Enum
@@ -124,6 +125,25 @@ class Backend:
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
         raise NotImplementedError
+
+
+CORES_ENV = "PORTFOLIO_CORES"
+"""Environment variable through which the runner tells a worker how many cores it was given."""
+
+
+def allotted_cores() -> int:
+    """How many cores this backend may use (threads of a multi-threaded engine such as CP-SAT).
+
+    The runner sets ``PORTFOLIO_CORES`` in each worker; outside the runner this is the number of
+    cores this process may run on (its CPU affinity). Never less than 1.
+    """
+    value = os.environ.get(CORES_ENV, "")
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 def time_left(deadline: float) -> float:

@@ -1453,6 +1453,30 @@ class Presolved:
             return None
         return x
 
+    def project(self, original_solution: object) -> np.ndarray:
+        """A reduced plan close to ``original_solution``, for use as a hint (never fails).
+
+        ``restrict`` gives the exact counterpart when one exists; otherwise each reduced node keeps
+        its representative's choice when that strategy survived presolve, and else takes its
+        remaining strategy of least usage (ties: lowest cost). The expansion may differ from the
+        given plan (and cost more): this is a starting point for a search, not a translation.
+        """
+        exact = self.restrict(original_solution)
+        if exact is not None:
+            return exact
+        reduced = self._require()
+        y = as_solution(self.original, original_solution)
+        so = self.original.strategy_offsets
+        counts = np.diff(self._dom_off)
+        inv = np.full(len(self.original.node_costs), -1, dtype=np.int64)
+        inv[np.repeat(so[self._nid], counts) + self._dom_flat] = (
+            np.arange(len(self._dom_flat)) - np.repeat(self._dom_off[:-1], counts))
+        x = inv[so[self._nid] + y[self._nid]]
+        missing = x < 0
+        if np.any(missing):
+            x[missing] = reduced.min_usage_strategies[missing]
+        return x
+
 
 def presolve(problem: Problem, *, forbidden: bool = True, arc_consistency: bool = True,
              functional: bool = True, edge_tables: bool = True, single: bool = True,
