@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from .problem import INT64_MAX, Problem
+from .problem import INT64_MAX, Capacity, Problem, offsets_from_counts
 
 PathLike = str | Path
 
@@ -468,3 +468,106 @@ def write_solution(path: PathLike, solution: Sequence[int] | np.ndarray | None,
         p.write_text(json.dumps(doc, indent=2) + "\n")
     else:
         raise ValueError(f"unknown solution format {fmt!r}; use 'contest' or 'json'")
+
+
+# ---------------------------------------------------------------------------------------- extended format
+EXTENDED_FORMAT = "iopddl-portfolio-extended/1"
+"""The ``format`` tag of the extended JSON format (what the presolve writes; see :func:`write_extended`)."""
+
+
+def problem_to_extended(problem: Problem) -> dict:
+    """The extended JSON document (see :func:`write_extended`)."""
+    so, io_ = problem.strategy_offsets.tolist(), problem.interval_usage_offsets.tolist()
+    costs = problem.node_costs.tolist()
+    usages = problem.interval_usages.tolist()
+    per_node_iv: list[list[list[int]]] = [[] for _ in range(problem.num_nodes)]
+    per_node_use: list[list[list[int]]] = [[] for _ in range(problem.num_nodes)]
+    for j, (i, s, e) in enumerate(zip(problem.interval_node.tolist(), problem.interval_start.tolist(),
+                                      problem.interval_end.tolist())):
+        per_node_iv[i].append([s, e])
+        per_node_use[i].append(usages[io_[j]:io_[j + 1]])
+    eo, co = problem.edge_node_offsets.tolist(), problem.edge_cost_offsets.tolist()
+    en, ec = problem.edge_nodes.tolist(), problem.edge_costs.tolist()
+    return {
+        "format": EXTENDED_FORMAT,
+        "problem": {
+            "name": problem.name,
+            "nodes": {
+                "intervals": per_node_iv,
+                "costs": [costs[a:b] for a, b in zip(so[:-1], so[1:])],
+                "usages": per_node_use,
+            },
+            "edges": {
+                "nodes": [en[a:b] for a, b in zip(eo[:-1], eo[1:])],
+                "costs": [ec[a:b] for a, b in zip(co[:-1], co[1:])],
+            },
+            "capacity": {"times": problem.capacity.times.tolist(),
+                         "values": problem.capacity.values.tolist()},
+            "cost_offset": int(problem.cost_offset),
+        },
+    }
+
+
+def write_extended(problem: Problem, path: PathLike) -> None:
+    """Write ``problem`` in the extended JSON format (gzip when the name ends in ``.gz``).
+
+    The contest format cannot hold several intervals per node, a capacity over time or a constant
+    cost, so this extension does::
+
+        {"format": "iopddl-portfolio-extended/1",
+         "problem": {"name": ...,
+                     "nodes": {"intervals": [[[start, end], ...] per node],
+                               "costs": [[cost per strategy] per node],
+                               "usages": [[[usage per strategy] per interval of the node] per node]},
+                     "edges": {"nodes": [[u, v], ...], "costs": [[flat table], ...]},
+                     "capacity": {"times": [t0, ...], "values": [c0, ...]},
+                     "cost_offset": N}}
+
+    Capacity ``values[k]`` holds from ``times[k]`` until ``times[k+1]``; before ``times[0]`` (or with
+    empty lists) usage is unlimited. Everything else reads as in the contest format.
+    """
+    text = json.dumps(problem_to_extended(problem), separators=(",", ":"))
+    p = Path(path)
+    if p.name.endswith(".gz"):
+        with gzip.open(p, "wt") as f:
+            f.write(text)
+    else:
+        p.write_text(text)
+
+
+def read_extended(path: PathLike) -> Problem:
+    """Read a file written by :func:`write_extended` (no validation beyond the structure)."""
+    doc = json.loads(read_bytes(path))
+    if not isinstance(doc, dict) or doc.get("format") != EXTENDED_FORMAT:
+        raise ProblemFormatError(path, "format", f"not an {EXTENDED_FORMAT} file")
+    p = doc["problem"]
+    nodes, edges = p["nodes"], p["edges"]
+    costs = nodes["costs"]
+    iv_node, iv_s, iv_e, iv_counts, iv_use = [], [], [], [], []
+    for i, (ivs, uses) in enumerate(zip(nodes["intervals"], nodes["usages"])):
+        for (s, e), u in zip(ivs, uses):
+            iv_node.append(i)
+            iv_s.append(s)
+            iv_e.append(e)
+            iv_counts.append(len(u))
+            iv_use.extend(u)
+
+    def arr(x: list) -> np.ndarray:
+        return np.array(x, dtype=np.int64).reshape(-1)
+
+    return Problem(
+        name=p.get("name", Path(path).stem),
+        strategy_offsets=offsets_from_counts(arr([len(c) for c in costs])),
+        node_costs=arr([c for row in costs for c in row]),
+        interval_node=arr(iv_node),
+        interval_start=arr(iv_s),
+        interval_end=arr(iv_e),
+        interval_usage_offsets=offsets_from_counts(arr(iv_counts)),
+        interval_usages=arr(iv_use),
+        edge_node_offsets=offsets_from_counts(arr([len(x) for x in edges["nodes"]])),
+        edge_nodes=arr([v for row in edges["nodes"] for v in row]),
+        edge_cost_offsets=offsets_from_counts(arr([len(x) for x in edges["costs"]])),
+        edge_costs=arr([c for row in edges["costs"] for c in row]),
+        capacity=Capacity(arr(p["capacity"]["times"]), arr(p["capacity"]["values"])),
+        cost_offset=int(p.get("cost_offset", 0)),
+    )
