@@ -21,11 +21,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Protocol
+from typing import TYPE_CHECKING, Callable, Optional, Protocol
 
 import numpy as np
 
+from .backend import Backend, Reporter, SolveResult, Status, allotted_cores
+from .evaluate import evaluate
 from .problem import Problem
+
+if TYPE_CHECKING:  # lns imports this module for ExactOutcome
+    from .lns import LnsParams
 
 OutcomeStatus = str
 """One of ``"optimal"``, ``"feasible"``, ``"infeasible"``, ``"unknown"``, ``"too-big"``."""
@@ -89,3 +94,139 @@ class ExactEngine(Protocol):
 def deadline_in(deadline: float) -> float:
     """Seconds left until an absolute ``time.time()`` deadline (never negative)."""
     return max(0.0, deadline - time.time())
+
+
+# ------------------------------------------------------------------------------------------ driver
+FULL_SHARE = 0.6
+"""Share of the time left that the full model gets when LNS may follow (large models only)."""
+
+SMALL_MODEL = 0.1
+"""A model this fraction of the budget or less gets all the time: CP-SAT-like engines run their
+own neighbourhood search inside, and an outer LNS on a model this small adds nothing measurable."""
+
+
+class _Best:
+    """The best verified plan this backend knows, and the reporting of its own improvements."""
+
+    def __init__(self, problem: Problem, report: Reporter) -> None:
+        self.problem, self.report = problem, report
+        self.plan: Optional[np.ndarray] = None
+        self.cost: Optional[int] = None
+        self.clean = False            # feasible and without forbidden choices
+        self.found_at: Optional[float] = None
+
+    def offer(self, plan: Optional[np.ndarray], note: str, own: bool) -> bool:
+        if plan is None:
+            return False
+        plan = np.asarray(plan, dtype=np.int64)
+        try:
+            ev = evaluate(self.problem, plan)
+        except Exception:  # noqa: BLE001 -- a plan of the wrong shape is simply not taken
+            return False
+        if not ev.feasible or (self.cost is not None and ev.cost >= self.cost):
+            return False
+        self.plan, self.cost, self.clean = plan.copy(), ev.cost, not ev.has_forbidden
+        if own:
+            self.found_at = time.monotonic()
+            self.report(self.plan, note)
+        return True
+
+
+def starting_plan(problem: Problem, warm_start: Optional[np.ndarray], best: "_Best",
+                  report: Reporter) -> None:
+    """Offer every cheap starting point: the warm start, the portfolio's best, the least-memory
+    plan (the last one is this backend's own find, so it is reported)."""
+    best.offer(warm_start, "warm start", own=False)
+    try:
+        best.offer(report.best(), "portfolio best", own=False)
+    except Exception:  # noqa: BLE001 -- the runner's sharing is best effort
+        pass
+    if best.plan is None and problem.num_nodes:
+        best.offer(np.array(problem.min_usage_strategies, dtype=np.int64), "min-usage plan",
+                   own=True)
+
+
+def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, seed: int,
+                      warm_start: Optional[np.ndarray], report: Reporter,
+                      threads: Optional[int] = None, lns: bool = True,
+                      lns_params: Optional["LnsParams"] = None) -> SolveResult:
+    """Run an exact engine as a portfolio backend: full model when it fits (all the time for a
+    small model, ``FULL_SHARE`` of it for a large one), LNS windows with the same engine on the
+    rest of the time or when the model is too big. Returns the backend's :class:`SolveResult`."""
+    from .lns import run_lns
+
+    t0 = time.monotonic()
+    threads = threads or allotted_cores()
+    best = _Best(problem, report)
+    starting_plan(problem, warm_start, best, report)
+    bound: Optional[int] = None
+    notes: list[str] = []
+    timings: dict[str, float] = {}
+    if problem.num_nodes == 0:
+        plan = np.zeros(0, dtype=np.int64)
+        best.offer(plan, "empty instance", own=True)
+        ev = evaluate(problem, plan)
+        if ev.feasible:
+            return SolveResult(Status.OPTIMAL, plan, lower_bound=ev.cost, note="no nodes")
+        return SolveResult(Status.NO_SOLUTION, note="the fixed usage alone exceeds the capacity")
+    size = engine.estimate(problem)
+    budget = engine.budget()
+    if size.within(budget):
+        left = deadline - time.time()
+        small = (size.terms <= SMALL_MODEL * budget.terms
+                 and size.variables <= SMALL_MODEL * budget.variables)
+        limit = left if (small or not lns) else left * FULL_SHARE
+        out = engine.solve(problem, limit, best.plan, threads, seed,
+                           lambda plan: best.offer(plan, engine.name, own=True))
+        timings.update({k: float(v) for k, v in out.stats.items() if k.endswith("_s")})
+        best.offer(out.plan, engine.name, own=True)
+        if out.note:
+            notes.append(out.note)
+        if out.status == "optimal" and out.plan is not None:
+            return SolveResult(Status.OPTIMAL, out.plan, lower_bound=out.bound,
+                               note="; ".join(notes), timings=timings)
+        if out.status == "infeasible" and best.plan is None:
+            return SolveResult(Status.NO_SOLUTION, note=out.note, timings=timings)
+        if out.bound is not None:
+            bound = out.bound
+    else:
+        notes.append(f"full model too big (estimate {size.variables:,} variables, "
+                     f"{size.terms:,} terms; budget {budget.terms:,} terms): LNS windows")
+    if lns and best.plan is not None and best.clean and time.time() < deadline - 0.2:
+        def window(sub: Problem, limit: float, hint: np.ndarray) -> ExactOutcome:
+            return engine.solve(sub, limit, hint, threads, seed, lambda plan: None)
+
+        def fetch() -> Optional[np.ndarray]:
+            try:
+                return report.best()
+            except Exception:  # noqa: BLE001
+                return None
+
+        plan, _, stats = run_lns(problem, best.plan, deadline, window,
+                                 lambda p, c: best.offer(p, f"{engine.name} LNS", own=True),
+                                 fetch, seed, lns_params)
+        best.offer(plan, f"{engine.name} LNS", own=True)
+        notes.append(stats.note())
+    timings["total_s"] = round(time.monotonic() - t0, 3)
+    if best.plan is None:
+        return SolveResult(Status.NO_SOLUTION, lower_bound=bound,
+                           note="; ".join(notes) or "no feasible plan found", timings=timings)
+    if bound is not None and best.cost is not None and bound >= best.cost:
+        return SolveResult(Status.OPTIMAL, best.plan, lower_bound=best.cost,
+                           note="; ".join(notes), timings=timings)
+    return SolveResult(Status.FEASIBLE, best.plan, lower_bound=bound, note="; ".join(notes),
+                       timings=timings)
+
+
+class ExactBackend(Backend):
+    """Base of the exact backends: supply :meth:`engine`; the driver does the rest."""
+
+    lns: bool = True
+
+    def engine(self) -> ExactEngine:
+        raise NotImplementedError
+
+    def solve(self, problem: Problem, deadline: float, seed: int,
+              warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
+        return solve_with_engine(self.engine(), problem, deadline, seed, warm_start, report,
+                                 lns=self.lns)

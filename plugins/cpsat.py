@@ -1,0 +1,381 @@
+"""Exact backend ``cpsat``: OR-tools CP-SAT on the presolved problem, LNS windows where it is too big.
+
+The model (one per Problem, a full presolved instance or an LNS window; see
+:mod:`portfolio.exactmodel` for the folding it starts from):
+
+* one Boolean ``x[i, s]`` per usable strategy, exactly one per node;
+* each factor left after exact row/column folding gets the **marginal (local-polytope) linking**:
+  one Boolean per allowed entry with ``sum_q e[p, q] = x[u, p]`` and ``sum_p e[p, q] = x[v, q]``
+  (for hyperedges, one such row per position and strategy). Its LP relaxation is the local polytope,
+  far stronger than ``e >= x + y - 1`` (measured: G proved optimal in seconds against 1.5e6 after
+  120 s with the weak form; see docs/benchmarks.md). A factor whose residual is zero everywhere but
+  that forbids some pairs needs no entry variables: its forbidden pairs become clauses;
+* memory, above every interval's least usage, at the points where it can bind: explicit rows
+  (``rows``), a running sum with one usage variable per interval (``sweep``, O(intervals + points)
+  terms) or ``AddCumulative`` (``cumulative``); ``auto`` takes rows while they are small.
+
+Objective integrality: CP-SAT works in int64. Before building, the exact (Python int) range of the
+objective is checked against 2**62 (:meth:`ExactModel.objective_range`); above it the engine says
+so (status ``unknown``) instead of rounding anything. Costs are never scaled: CP-SAT's objective is
+the exact cost minus the model's constant offset, and every reported cost is recomputed by the
+exact evaluator. CP-SAT reports its bound as a double: it is an integer below 2**53 on every
+contest instance (exact), and is rounded down by one unit in the last place above that.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from typing import Callable, Optional
+
+import numpy as np
+
+from portfolio.backend import Capabilities
+from portfolio.evaluate import evaluate
+from portfolio.exact import ExactBackend, ExactOutcome, ModelSize
+from portfolio.exactmodel import ExactModel, build_exact_model
+from portfolio.hookspecs import hookimpl
+from portfolio.problem import Problem
+
+OBJECTIVE_LIMIT = 2**62
+"""Largest objective range (above the constant offset) handed to CP-SAT's int64 arithmetic."""
+
+ROWS_TERMS_LIMIT = 300_000
+"""``auto`` memory encoding: explicit rows while they need at most this many terms, else ``sweep``."""
+
+BUDGET = ModelSize(variables=400_000, constraints=400_000, terms=4_000_000)
+"""Largest model built (about 20 s of Python model building on the 2-core reference machine);
+above it the driver switches to LNS windows."""
+
+
+def _ortools_available() -> tuple[bool, str]:
+    try:
+        import ortools  # noqa: F401
+        from ortools.sat.python import cp_model  # noqa: F401
+    except Exception as exc:  # noqa: BLE001 -- any import failure means "not here"
+        return False, (f"ortools is not installed ({type(exc).__name__}); "
+                       "install it with: pip install 'iopddl-portfolio[cpsat]'")
+    return True, ""
+
+
+def estimate_size(problem: Problem) -> ModelSize:
+    """An upper estimate of the CP-SAT model from array sizes (no folding, no model built)."""
+    strategies = len(problem.node_costs)
+    entries = len(problem.edge_costs)
+    k = problem.strategy_counts
+    arity = problem.edge_arity
+    marg_rows = 0
+    if problem.num_edges:
+        per_edge = np.zeros(problem.num_edges, dtype=np.int64)
+        np.add.at(per_edge, np.repeat(np.arange(problem.num_edges), arity), k[problem.edge_nodes])
+        marg_rows = int(per_edge.sum())
+    lo, hi = problem.interval_point_range
+    spans = np.diff(problem.interval_usage_offsets)
+    sweep_terms = int(2 * problem.num_intervals + spans.sum()) + 2 * len(problem.time_points)
+    rows_terms = int(((hi - lo) * spans).sum())
+    memory_terms = min(rows_terms, sweep_terms)
+    return ModelSize(variables=strategies + entries + problem.num_intervals,
+                     constraints=problem.num_nodes + marg_rows + len(problem.time_points),
+                     terms=strategies + entries * (1 + int(arity.max(initial=2))) + memory_terms)
+
+
+DEFAULT_PARAMETERS: dict = {}
+"""CP-SAT parameters set on every solve (measured choices; see docs/benchmarks.md)."""
+
+
+class CpSatEngine:
+    """Builds and solves the CP-SAT model of one Problem (see the module docstring)."""
+
+    name = "cpsat"
+
+    def __init__(self, memory: str = "auto", linking: str = "marginal",
+                 budget: ModelSize = BUDGET, parameters: Optional[dict] = None) -> None:
+        if memory not in ("auto", "rows", "sweep", "cumulative"):
+            raise ValueError(f"unknown memory encoding {memory!r}")
+        if linking not in ("marginal", "weak"):
+            raise ValueError(f"unknown edge linking {linking!r}")
+        self.memory, self.linking, self._budget = memory, linking, budget
+        self.parameters = dict(DEFAULT_PARAMETERS if parameters is None else parameters)
+
+    def estimate(self, problem: Problem) -> ModelSize:
+        return estimate_size(problem)
+
+    def budget(self) -> ModelSize:
+        return self._budget
+
+    # ------------------------------------------------------------------ model
+    def build(self, model_data: ExactModel):
+        """The CP-SAT model, the Boolean of each usable strategy and build statistics."""
+        from ortools.sat.python import cp_model
+
+        m = cp_model.CpModel()
+        problem = model_data.problem
+        so = problem.strategy_offsets
+        n = problem.num_nodes
+        xvar: list[Optional[object]] = [None] * len(problem.node_costs)
+        obj_vars: list = []
+        obj_coefs: list[int] = []
+        usable, unary = model_data.usable, model_data.unary
+        for i in range(n):
+            lits = []
+            for s in np.flatnonzero(usable[so[i]:so[i + 1]]).tolist():
+                g = int(so[i]) + s
+                v = m.new_bool_var(f"x{i}_{s}")
+                xvar[g] = v
+                lits.append(v)
+                if unary[g]:
+                    obj_vars.append(v)
+                    obj_coefs.append(int(unary[g]))
+            m.add_exactly_one(lits)
+        entry_vars = 0
+        for f in model_data.factors:
+            lits_of = [[xvar[int(so[v]) + s] for s in range(int(problem.strategy_counts[v]))]
+                       for v in f.nodes]
+            if not f.cost.any() and len(f.nodes) == 2:
+                # pure compatibility: forbid the excluded pairs between usable strategies
+                u, v = f.nodes
+                allowed = np.zeros((int(problem.strategy_counts[u]),
+                                    int(problem.strategy_counts[v])), dtype=bool)
+                allowed[f.choices[:, 0], f.choices[:, 1]] = True
+                for p in np.flatnonzero(usable[so[u]:so[u + 1]]).tolist():
+                    bad = [q for q in np.flatnonzero(usable[so[v]:so[v + 1]]).tolist()
+                           if not allowed[p, q]]
+                    for q in bad:
+                        m.add_bool_or([lits_of[0][p].Not(), lits_of[1][q].Not()])
+                continue
+            if self.linking == "weak" and len(f.nodes) == 2:
+                u, v = f.nodes
+                for t in np.flatnonzero(f.cost).tolist():
+                    p, q = int(f.choices[t, 0]), int(f.choices[t, 1])
+                    e = m.new_bool_var("")
+                    m.add_bool_or([lits_of[0][p].Not(), lits_of[1][q].Not(), e])
+                    obj_vars.append(e)
+                    obj_coefs.append(int(f.cost[t]))
+                    entry_vars += 1
+                if not f.complete:
+                    allowed = set(map(tuple, f.choices.tolist()))
+                    for p in np.flatnonzero(usable[so[u]:so[u + 1]]).tolist():
+                        for q in np.flatnonzero(usable[so[v]:so[v + 1]]).tolist():
+                            if (p, q) not in allowed:
+                                m.add_bool_or([lits_of[0][p].Not(), lits_of[1][q].Not()])
+                continue
+            evars = [m.new_bool_var("") for _ in range(len(f.cost))]
+            entry_vars += len(evars)
+            for t in np.flatnonzero(f.cost).tolist():
+                obj_vars.append(evars[t])
+                obj_coefs.append(int(f.cost[t]))
+            for pos, v in enumerate(f.nodes):
+                col = f.choices[:, pos]
+                order = np.argsort(col, kind="stable")
+                bounds = np.searchsorted(col[order], np.arange(int(problem.strategy_counts[v]) + 1))
+                for s in np.flatnonzero(usable[so[v]:so[v + 1]]).tolist():
+                    members = order[bounds[s]:bounds[s + 1]].tolist()
+                    if members:
+                        m.add(sum(evars[t] for t in members) == lits_of[pos][s])
+                    else:
+                        m.add(lits_of[pos][s] == 0)
+        mem_mode, mem_terms = self._memory(m, model_data, xvar)
+        m.minimize(cp_model.LinearExpr.weighted_sum(obj_vars, obj_coefs))
+        stats = {"x_vars": sum(v is not None for v in xvar), "entry_vars": entry_vars,
+                 "memory": mem_mode, "memory_terms": mem_terms,
+                 "memory_points": len(model_data.memory.rhs)}
+        return m, xvar, stats
+
+    def _memory(self, m, md: ExactModel, xvar: list) -> tuple[str, int]:
+        from ortools.sat.python import cp_model
+
+        mem = md.memory
+        so = md.problem.strategy_offsets
+        if len(mem.rhs) == 0:
+            return "none", 0
+        mode = self.memory
+        if mode == "auto":
+            mode = "rows" if mem.terms <= ROWS_TERMS_LIMIT else "sweep"
+
+        def usage_expr(r: int):
+            i = int(mem.node[r])
+            c = mem.coef[r]
+            nz = np.flatnonzero(c).tolist()
+            return [xvar[int(so[i]) + s] for s in nz], [int(c[s]) for s in nz]
+
+        if mode == "rows":
+            npts = len(mem.rhs)
+            rows: list[dict] = [dict() for _ in range(npts)]
+            for r in range(len(mem.node)):
+                vs, cs = usage_expr(r)
+                for k in range(int(mem.lo[r]), int(mem.hi[r])):
+                    row = rows[k]
+                    for v, c in zip(vs, cs):
+                        row[v] = row.get(v, 0) + c
+            seen: dict = {}
+            terms = 0
+            for k, row in enumerate(rows):
+                key = tuple(sorted((v.index, c) for v, c in row.items()))
+                rhs = int(mem.rhs[k])
+                if key in seen and seen[key] <= rhs:
+                    continue
+                seen[key] = rhs
+                m.add(cp_model.LinearExpr.weighted_sum(list(row), list(row.values())) <= rhs)
+                terms += len(row)
+            return "rows", terms
+        # one usage variable per distinct (node, coefficient vector)
+        shared: dict = {}
+        uvar = []
+        terms = 0
+        for r in range(len(mem.node)):
+            key = (int(mem.node[r]), mem.coef[r].tobytes())
+            if key not in shared:
+                vs, cs = usage_expr(r)
+                u = m.new_int_var(0, int(mem.coef[r].max()), "")
+                m.add(cp_model.LinearExpr.weighted_sum(vs, cs) == u)
+                terms += len(vs) + 1
+                shared[key] = u
+            uvar.append(shared[key])
+        npts = len(mem.rhs)
+        if mode == "cumulative":
+            cap = int(mem.rhs.max())
+            intervals, demands = [], []
+            for r in range(len(mem.node)):
+                lo, hi = int(mem.lo[r]), int(mem.hi[r])
+                intervals.append(m.new_fixed_size_interval_var(lo, hi - lo, ""))
+                demands.append(uvar[r])
+            k = 0
+            while k < npts:  # fillers lower the capacity where less is left
+                j = k
+                while j + 1 < npts and mem.rhs[j + 1] == mem.rhs[k]:
+                    j += 1
+                fill = cap - int(mem.rhs[k])
+                if fill > 0:
+                    intervals.append(m.new_fixed_size_interval_var(k, j + 1 - k, ""))
+                    demands.append(fill)
+                k = j + 1
+            m.add_cumulative(intervals, demands, cap)
+            return "cumulative", terms + len(intervals)
+        starts: list[list] = [[] for _ in range(npts + 1)]
+        ends: list[list] = [[] for _ in range(npts + 1)]
+        for r in range(len(mem.node)):
+            starts[int(mem.lo[r])].append(uvar[r])
+            ends[int(mem.hi[r])].append(uvar[r])
+        prev = None
+        for k in range(npts):
+            s_k = m.new_int_var(0, max(0, int(mem.rhs[k])), "")
+            plus, minus = starts[k], ends[k]
+            expr = (prev if prev is not None else 0) + sum(plus) - sum(minus)
+            m.add(s_k == expr)
+            terms += 2 + len(plus) + len(minus)
+            prev = s_k
+        return "sweep", terms
+
+    # ------------------------------------------------------------------ solve
+    def solve(self, problem: Problem, time_limit: float, hint: Optional[np.ndarray],
+              threads: int, seed: int,
+              on_solution: Callable[[np.ndarray], None]) -> ExactOutcome:
+        from ortools.sat.python import cp_model
+
+        t0 = time.monotonic()
+        stop_at = t0 + max(0.0, time_limit)
+        size = self.estimate(problem)
+        if not size.within(self._budget):
+            return ExactOutcome("too-big", note=f"model estimate {size} above budget")
+        md = build_exact_model(problem)
+        if md.infeasible is not None:
+            return ExactOutcome("infeasible", note=md.infeasible, stats=dict(md.stats))
+        if md.objective_range() >= OBJECTIVE_LIMIT:
+            return ExactOutcome("unknown", note="objective range exceeds CP-SAT's int64 arithmetic")
+        model, xvar, build_stats = self.build(md)
+        so = problem.strategy_offsets
+        n = problem.num_nodes
+        node_of = np.repeat(np.arange(n), problem.strategy_counts)
+        strat_of = np.arange(len(problem.node_costs)) - so[node_of]
+        gidx = np.array([g for g, v in enumerate(xvar) if v is not None], dtype=np.int64)
+        vidx = np.array([xvar[g].index for g in gidx], dtype=np.int64)
+        if hint is not None:
+            h = np.asarray(hint, dtype=np.int64)
+            chosen = so[:-1] + h
+            hinted = np.zeros(len(problem.node_costs), dtype=bool)
+            hinted[chosen] = True
+            for g in gidx.tolist():
+                model.add_hint(xvar[g], bool(hinted[g]))
+        build_s = time.monotonic() - t0
+        stats = {**md.stats, **build_stats, "build_s": round(build_s, 3)}
+        remaining = stop_at - time.monotonic()
+        if remaining <= 0.05:
+            return ExactOutcome("unknown", note="model building used the time", stats=stats)
+
+        def decode(values: np.ndarray) -> np.ndarray:
+            plan = np.zeros(n, dtype=np.int64)
+            on = gidx[values[vidx] > 0]
+            plan[node_of[on]] = strat_of[on]
+            return plan
+
+        best_cost: list[Optional[int]] = [None]
+
+        class _Callback(cp_model.CpSolverSolutionCallback):
+            def on_solution_callback(self) -> None:  # noqa: N802 (OR-tools' name)
+                values = np.asarray(self.response_proto.solution, dtype=np.int64)
+                plan = decode(values)
+                cost = evaluate(problem, plan).cost
+                if best_cost[0] is None or cost < best_cost[0]:
+                    best_cost[0] = cost
+                    on_solution(plan)
+
+        solver = cp_model.CpSolver()
+        solver.parameters.max_time_in_seconds = max(0.05, remaining)
+        solver.parameters.num_workers = max(1, int(threads))
+        solver.parameters.random_seed = int(seed) % (2**31)
+        solver.parameters.log_search_progress = False
+        for key, value in self.parameters.items():
+            if isinstance(value, list):
+                getattr(solver.parameters, key).extend(value)
+            else:
+                setattr(solver.parameters, key, value)
+        # a watchdog in case CP-SAT overruns its own limit (presolve of huge models)
+        timer = threading.Timer(remaining + 1.0, solver.stop_search)
+        timer.daemon = True
+        timer.start()
+        try:
+            status = solver.solve(model, _Callback())
+        finally:
+            timer.cancel()
+        stats["solve_s"] = round(solver.wall_time, 3)
+        stats["conflicts"] = int(solver.num_conflicts)
+        name = solver.status_name(status)
+        bound = None
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) or math.isfinite(
+                solver.best_objective_bound):
+            b = solver.best_objective_bound
+            if math.isfinite(b):
+                fb = math.floor(b)
+                if abs(b) >= 2**53:
+                    fb = math.floor(b - math.ulp(b))
+                bound = md.offset + int(fb)
+        if status == cp_model.INFEASIBLE:
+            return ExactOutcome("infeasible", note="no plan without forbidden choices fits in "
+                                "memory", stats=stats)
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            return ExactOutcome("unknown", bound=bound, note=f"CP-SAT: {name}", stats=stats)
+        values = np.asarray(solver.response_proto.solution, dtype=np.int64)
+        plan = decode(values)
+        ev = evaluate(problem, plan)
+        if status == cp_model.OPTIMAL:
+            bound = ev.cost  # the model's objective equals the exact cost (module docstring)
+        return ExactOutcome("optimal" if status == cp_model.OPTIMAL else "feasible", plan,
+                            ev.cost, bound, note=f"CP-SAT: {name}", stats=stats)
+
+
+class CpSatBackend(ExactBackend):
+    name = "cpsat"
+    description = "OR-tools CP-SAT: exact on presolved instances, exact LNS windows on the rest"
+    capabilities = Capabilities(exact=True, anytime=True, warm_start=True, reduced=True)
+
+    def available(self) -> tuple[bool, str]:
+        return _ortools_available()
+
+    def engine(self) -> CpSatEngine:
+        return CpSatEngine()
+
+
+@hookimpl
+def portfolio_backends() -> list:
+    return [CpSatBackend()]

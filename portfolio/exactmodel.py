@@ -1,0 +1,235 @@
+"""The engine-agnostic exact model of a Problem: what CP-SAT, MaxSAT or a MIP all need first.
+
+Every exact engine needs the same preparation, done once here so that the encodings only differ in
+how they write it down:
+
+* **domains**: a strategy is usable when its node cost is not forbidden and, on every edge, it has
+  at least one allowed partner (one pass of arc consistency; presolve did the full fixpoint already
+  on presolved problems, windows of the LNS benefit from the pass);
+* **factors**: every edge reduced to its distinct nodes (a node named twice keeps the diagonal),
+  unary edges folded into node costs, and two-node tables folded exactly: row minima into the first
+  node, then column minima into the second, so ``T[p, q] = a[p] + b[q] + R[p, q]`` for every allowed
+  entry with ``R >= 0``. A factor is kept only where it still says something: a non-zero residual or
+  a forbidden pair between usable strategies. Costs stay exact integers; forbidden stays a hard
+  exclusion, never a number;
+* **memory**: intervals whose usage differs between usable strategies, as coefficients above their
+  least usage, and the time points where the worst case can exceed what is left of the capacity
+  once every interval takes its least usage (elsewhere memory cannot bind).
+
+The objective of a plan ``x`` using only allowed entries is then exactly
+``offset + sum(unary[x]) + sum(factor residuals)``, which equals ``evaluate(problem, x).cost``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .evaluate import range_sum
+from .problem import FORBIDDEN, Problem
+
+
+@dataclass
+class Factor:
+    """A cost table over distinct nodes, restricted to allowed entries between usable strategies.
+
+    ``choices[t]`` is the strategy tuple of allowed entry ``t`` (one column per node) and ``cost[t]``
+    its residual cost (>= 0 after folding for two-node factors).
+    """
+
+    nodes: tuple[int, ...]
+    choices: np.ndarray      # (entries, arity) int64
+    cost: np.ndarray         # (entries,) int64
+    complete: bool           # every pair of usable strategies is allowed (no forbidden exclusions)
+
+
+@dataclass
+class MemoryPart:
+    """Memory constraints above each interval's least usage.
+
+    Interval ``r`` (of node ``node[r]``) adds ``coef[r][s]`` when its node picks strategy ``s``, at the
+    kept points ``lo[r] <= k < hi[r]``; the total at kept point ``k`` must stay ``<= rhs[k]``.
+    """
+
+    node: np.ndarray                      # (R,) node of each relevant interval
+    lo: np.ndarray                        # (R,) first kept point
+    hi: np.ndarray                        # (R,) one past the last kept point
+    coef: list[np.ndarray]                # per interval, usage above minimum per strategy
+    rhs: np.ndarray                       # (P,) capacity left at each kept point
+    times: np.ndarray                     # (P,) the problem's time of each kept point
+
+    @property
+    def terms(self) -> int:
+        """Non-zeros of the explicit one-row-per-point form."""
+        return int(sum(int((c != 0).sum()) * int(h - l)
+                       for c, l, h in zip(self.coef, self.lo.tolist(), self.hi.tolist())))
+
+
+@dataclass
+class ExactModel:
+    """A Problem prepared for an exact encoding (see the module docstring)."""
+
+    problem: Problem
+    usable: np.ndarray            # (strategies,) bool, indexed like problem.node_costs
+    unary: np.ndarray             # (strategies,) int64 folded node costs (meaningless where unusable)
+    offset: int                   # exact constant (cost_offset plus folded constants)
+    factors: list[Factor]
+    memory: MemoryPart
+    infeasible: str | None = None  # why no plan without forbidden choices can exist, if known
+    stats: dict = field(default_factory=dict)
+
+    def strategies(self, i: int) -> np.ndarray:
+        """Usable strategies of node ``i``."""
+        so = self.problem.strategy_offsets
+        return np.flatnonzero(self.usable[so[i]:so[i + 1]])
+
+    def objective_range(self) -> int:
+        """An exact upper bound on |objective - offset| over all plans: the sum over nodes of the
+        largest usable unary cost magnitude and over factors of the largest residual magnitude.
+        Engines with int64 objectives check it against their limits before building."""
+        so = self.problem.strategy_offsets
+        total = 0
+        for i in range(self.problem.num_nodes):
+            vals = self.unary[so[i]:so[i + 1]][self.usable[so[i]:so[i + 1]]]
+            if len(vals):
+                total += int(np.abs(vals).max())
+        for f in self.factors:
+            if len(f.cost):
+                total += int(np.abs(f.cost).max())
+        return total
+
+
+def _canonical_table(problem: Problem, e: int) -> tuple[tuple[int, ...], np.ndarray]:
+    """Edge ``e`` as a table over its distinct nodes (sorted by first appearance); a node named
+    twice keeps the entries where both positions agree (the only ones a plan can choose)."""
+    nodes = problem.nodes_of_edge(e).tolist()
+    table = problem.edge_table(e)
+    distinct: list[int] = []
+    for v in nodes:
+        if v not in distinct:
+            distinct.append(v)
+    if len(distinct) == len(nodes):
+        return tuple(nodes), table
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    subs = "".join(letters[distinct.index(v)] for v in nodes)
+    out = "".join(letters[: len(distinct)])
+    return tuple(distinct), np.einsum(f"{subs}->{out}", table).copy()
+
+
+def build_exact_model(problem: Problem) -> ExactModel:
+    """Domains, folded factors and the memory part of ``problem`` (see the module docstring)."""
+    so = problem.strategy_offsets
+    n = problem.num_nodes
+    usable = problem.node_costs != FORBIDDEN
+    unary = np.where(usable, problem.node_costs, 0).astype(np.int64)
+    offset = int(problem.cost_offset)
+    raw: list[tuple[tuple[int, ...], np.ndarray]] = []
+    for e in range(problem.num_edges):
+        nodes, table = _canonical_table(problem, e)
+        if len(nodes) == 1:
+            row = table.reshape(-1)
+            i = nodes[0]
+            bad = row == FORBIDDEN
+            usable[so[i]:so[i + 1]] &= ~bad
+            unary[so[i]:so[i + 1]] += np.where(bad, 0, row)
+        elif len(nodes) > 1:
+            raw.append((nodes, table))
+    # one pass of arc consistency: a strategy without an allowed partner on some edge is unusable
+    for nodes, table in raw:
+        allowed = table != FORBIDDEN
+        for pos, v in enumerate(nodes):
+            mask = allowed
+            for other, w in enumerate(nodes):
+                if other != pos:
+                    shape = [1] * len(nodes)
+                    shape[other] = -1
+                    mask = mask & usable[so[w]:so[w + 1]].reshape(shape)
+            axes = tuple(a for a in range(len(nodes)) if a != pos)
+            usable[so[v]:so[v + 1]] &= mask.any(axis=axes) if axes else mask
+    infeasible = None
+    empty = [i for i in range(n) if not usable[so[i]:so[i + 1]].any()]
+    if empty:
+        infeasible = f"node {empty[0]} has no strategy without a forbidden choice"
+    factors: list[Factor] = []
+    folded = 0
+    for nodes, table in raw:
+        masks = [usable[so[v]:so[v + 1]] for v in nodes]
+        allowed = table != FORBIDDEN
+        for pos, m in enumerate(masks):
+            shape = [1] * len(nodes)
+            shape[pos] = -1
+            allowed = allowed & m.reshape(shape)
+        if infeasible is not None:
+            continue
+        work = np.where(allowed, table, 0).astype(np.int64)
+        if len(nodes) == 2:
+            u, v = nodes
+            big = np.iinfo(np.int64).max
+            rmin = np.where(allowed, work, big).min(axis=1)
+            rmin = np.where(masks[0], rmin, 0)
+            rmin[rmin == big] = 0
+            work = work - rmin[:, None]
+            cmin = np.where(allowed, work, big).min(axis=0)
+            cmin = np.where(masks[1], cmin, 0)
+            cmin[cmin == big] = 0
+            work = work - cmin[None, :]
+            unary[so[u]:so[u + 1]] += rmin
+            unary[so[v]:so[v + 1]] += cmin
+            folded += 1
+        complete = bool(allowed[np.ix_(*[np.flatnonzero(m) for m in masks])].all())
+        idx = np.argwhere(allowed)
+        costs = work[allowed]
+        if complete and not costs.any():
+            continue  # folded away entirely
+        factors.append(Factor(tuple(int(v) for v in nodes), idx.astype(np.int64),
+                              costs.astype(np.int64), complete))
+    memory = _memory_part(problem, usable)
+    if infeasible is None and len(memory.rhs) and int(memory.rhs.min()) < 0:
+        k = int(np.argmin(memory.rhs))
+        infeasible = f"least usages exceed the capacity at time {int(memory.times[k])}"
+    stats = {"usable_strategies": int(usable.sum()), "factors": len(factors),
+             "factor_entries": int(sum(len(f.cost) for f in factors)), "folded_edges": folded,
+             "memory_intervals": len(memory.node), "memory_points": len(memory.rhs)}
+    return ExactModel(problem, usable, unary, offset, factors, memory, infeasible, stats)
+
+
+def _memory_part(problem: Problem, usable: np.ndarray) -> MemoryPart:
+    """Intervals that matter and the points where memory can bind (see :class:`MemoryPart`)."""
+    so = problem.strategy_offsets
+    lo, hi = problem.interval_point_range
+    npts = len(problem.time_points)
+    cap = problem.point_capacity
+    limited = problem.capacity.at(problem.time_points)[1] if npts else np.zeros(0, bool)
+    nodes = problem.interval_node
+    mins = np.zeros(problem.num_intervals, dtype=np.int64)
+    spans = np.zeros(problem.num_intervals, dtype=np.int64)
+    coefs: list[np.ndarray] = []
+    for j in range(problem.num_intervals):
+        i = int(nodes[j])
+        use = problem.usages_of_interval(j)
+        ok = usable[so[i]:so[i + 1]]
+        if not ok.any() or hi[j] <= lo[j]:
+            coefs.append(np.zeros(len(use), dtype=np.int64))
+            continue
+        m = int(use[ok].min())
+        c = np.where(ok, use - m, 0).astype(np.int64)
+        mins[j], spans[j] = m, int(c.max())
+        coefs.append(c)
+    base = range_sum(lo, hi, mins, npts) if npts else np.zeros(0, np.int64)
+    worst = range_sum(lo, hi, spans, npts) if npts else np.zeros(0, np.int64)
+    rhs_all = np.array([int(c) - int(b) if lim else 0 for c, b, lim
+                        in zip(cap.tolist(), base.tolist(), limited.tolist())], dtype=object)
+    keep = np.array([bool(lim) and int(w) > int(r) for w, r, lim
+                     in zip(worst.tolist(), rhs_all.tolist(), limited.tolist())], dtype=bool)
+    if npts == 0:
+        keep = np.zeros(0, dtype=bool)
+    kept = np.flatnonzero(keep)
+    # renumber points: an interval covers the kept points inside its original range
+    newpos = np.cumsum(np.concatenate([[0], keep.astype(np.int64)]))
+    nlo, nhi = newpos[lo], newpos[hi]
+    relevant = np.flatnonzero((spans > 0) & (nhi > nlo))
+    rhs = np.array([int(rhs_all[k]) for k in kept], dtype=np.int64)
+    return MemoryPart(node=nodes[relevant].astype(np.int64), lo=nlo[relevant].astype(np.int64),
+                      hi=nhi[relevant].astype(np.int64), coef=[coefs[j] for j in relevant],
+                      rhs=rhs, times=problem.time_points[kept].astype(np.int64))

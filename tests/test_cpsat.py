@@ -1,0 +1,201 @@
+"""The ``cpsat`` backend (issue 10): exact against brute force, honest bounds, hints, LNS windows.
+
+The brute force (tests/tiny.py) is independent of the library; every instance family includes
+multi-interval nodes, time-varying capacity, forbidden entries, self-loops and hyperedges.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("ortools")
+
+from portfolio.backend import NullReporter, Status  # noqa: E402
+from portfolio.evaluate import evaluate  # noqa: E402
+from portfolio.exact import ModelSize, solve_with_engine  # noqa: E402
+from portfolio.generate import generate_problem  # noqa: E402
+from portfolio.lns import LnsParams, build_window, run_lns  # noqa: E402
+from portfolio.presolve import presolve  # noqa: E402
+from portfolio.problem import Problem  # noqa: E402
+from portfolio_plugins import cpsat  # noqa: E402
+from tiny import F, brute, make_problem, optimum, tiny  # noqa: E402
+
+EXACT = settings(max_examples=60, deadline=None,
+                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def solve(problem: Problem, memory: str = "auto", limit: float = 20.0, hint=None):
+    found: list[np.ndarray] = []
+    out = cpsat.CpSatEngine(memory=memory).solve(problem, limit, hint, 1, 0, found.append)
+    return out, found
+
+
+def check_against_brute(problem: Problem, memory: str) -> None:
+    best = optimum(problem)
+    out, found = solve(problem, memory)
+    if best is None:
+        assert out.status == "infeasible", (out.status, out.note)
+        assert out.plan is None
+        return
+    assert out.status == "optimal", (out.status, out.note)
+    ev = evaluate(problem, out.plan)
+    assert ev.feasible and not ev.has_forbidden
+    assert out.cost == ev.cost == best
+    assert out.bound == best
+    for plan in found:  # every reported plan is a real, feasible plan
+        assert evaluate(problem, plan).feasible
+
+
+@pytest.mark.parametrize("memory", ["rows", "sweep", "cumulative"])
+@EXACT
+@given(problem=tiny(general=True))
+def test_optimal_matches_brute_force(memory, problem):
+    check_against_brute(problem, memory)
+
+
+@EXACT
+@given(tiny(general=False))
+def test_optimal_matches_brute_force_on_contest_shapes(problem):
+    check_against_brute(problem, "auto")
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny(general=True), st.integers(10**12, 10**13))
+def test_costs_at_1e13_scale_stay_exact(problem, scale):
+    """Costs near 1e13 (the contest's range) are neither rounded nor scaled."""
+    costs = problem.node_costs.copy()
+    finite = costs != F
+    costs[finite] = costs[finite] * scale + 1
+    big = Problem(**{**{k: getattr(problem, k) for k in problem.__dataclass_fields__},
+                     "node_costs": costs})
+    best = optimum(big)
+    out, _ = solve(big)
+    if best is None:
+        assert out.status == "infeasible"
+    else:
+        assert out.status == "optimal" and out.cost == best and out.bound == best
+
+
+def test_objective_beyond_int64_is_refused_not_rounded():
+    costs = [[2**61, 2**61 + 1], [2**61, 3], [2**61, 2**61]]
+    problem = make_problem(costs, [(0, 1)] * 3, [[1, 1]] * 3, [], [])
+    out, found = solve(problem)
+    assert out.status == "unknown" and "int64" in out.note
+    assert out.plan is None and out.bound is None and not found
+
+
+# ------------------------------------------------------------------------------------------ backend
+def test_backend_on_the_bundled_example(bundled_example):
+    from portfolio.io import load_problem
+
+    problem = load_problem(bundled_example)
+    pre = presolve(problem)
+    backend = cpsat.CpSatBackend()
+    result = backend.solve(pre.reduced, time.time() + 20, 0, None, NullReporter())
+    assert result.status is Status.OPTIMAL
+    plan = pre.expand(result.solution)
+    assert evaluate(problem, plan).cost == result.lower_bound == brute_best(problem)
+
+
+def brute_best(problem: Problem) -> int:
+    best = optimum(problem)
+    assert best is not None
+    return best
+
+
+def test_a_hint_is_taken_as_the_first_solution():
+    """The hint is complete and feasible, so CP-SAT's first solution costs what the hint does."""
+    problem = generate_problem(60, 4, seed=3)
+    start = np.array(problem.min_usage_strategies)
+    hint_cost = evaluate(problem, start).cost
+    out, found = solve(problem, limit=10, hint=start)
+    assert found, "no solution reported"
+    assert evaluate(problem, found[0]).cost <= hint_cost
+    assert out.cost is not None and out.cost <= hint_cost
+
+
+def test_a_run_hinted_with_the_optimum_ends_optimal_at_once():
+    problem = generate_problem(40, 4, seed=5)
+    first, _ = solve(problem, limit=30)
+    assert first.status == "optimal"
+    t0 = time.monotonic()
+    result = solve_with_engine(cpsat.CpSatEngine(), problem, time.time() + 30, 0, first.plan,
+                               NullReporter(), threads=1)
+    assert result.status is Status.OPTIMAL
+    assert evaluate(problem, result.solution).cost == first.cost == result.lower_bound
+    assert time.monotonic() - t0 < 10
+
+
+def test_size_guard_switches_to_lns_windows():
+    problem = generate_problem(400, 6, seed=1)
+    small = ModelSize(variables=500, constraints=500, terms=3000)
+    engine = cpsat.CpSatEngine(budget=small)
+    assert not engine.estimate(problem).within(small)
+    out = engine.solve(problem, 5, None, 1, 0, lambda plan: None)
+    assert out.status == "too-big" and out.plan is None
+    reporter = NullReporter()
+    result = solve_with_engine(engine, problem, time.time() + 6, 0, None, reporter, threads=1,
+                               lns_params=LnsParams(initial_size=15, window_time=0.5))
+    assert "too big" in result.note and "LNS" in result.note
+    assert result.status is Status.FEASIBLE
+    assert evaluate(problem, result.solution).feasible
+
+
+def test_missing_ortools_makes_the_backend_unavailable(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ortools", None)
+    monkeypatch.setitem(sys.modules, "ortools.sat.python", None)
+    ok, why = cpsat.CpSatBackend().available()
+    assert not ok
+    assert "pip install" in why and "cpsat" in why
+
+
+# ------------------------------------------------------------------------------------------ windows
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny(general=True), st.data())
+def test_window_problem_costs_equal_full_costs(problem, data):
+    """Every window plan costs (and fits) in the window problem exactly as the embedded plan does
+    in the full problem."""
+    scored = brute(problem)
+    clean = [plan for plan, _, forbidden, feasible in scored if feasible and not forbidden]
+    if not clean:
+        return
+    plan = np.array(data.draw(st.sampled_from(clean)), dtype=np.int64)
+    n = problem.num_nodes
+    nodes = sorted(set(data.draw(st.lists(st.integers(0, n - 1), min_size=1, max_size=n))))
+    window = build_window(problem, plan, np.array(nodes))
+    for wplan, _, forbidden, _ in brute(window.problem):
+        full = window.embed(plan, np.array(wplan))
+        a, b = evaluate(problem, full), evaluate(window.problem, wplan)
+        assert a.feasible == b.feasible, (nodes, wplan)
+        assert a.has_forbidden == b.has_forbidden
+        if not a.has_forbidden:
+            assert a.cost == b.cost
+
+
+def test_lns_reports_only_better_feasible_plans():
+    problem = generate_problem(300, 6, seed=7)
+    start = np.array(problem.min_usage_strategies)
+    start_cost = evaluate(problem, start).cost
+    engine = cpsat.CpSatEngine()
+    seen: list[tuple[np.ndarray, int]] = []
+
+    def window(sub, limit, hint):
+        return engine.solve(sub, limit, hint, 1, 0, lambda plan: None)
+
+    plan, cost, stats = run_lns(problem, start, time.time() + 8, window,
+                                lambda p, c: seen.append((p.copy(), c)), seed=1,
+                                params=LnsParams(initial_size=30, window_time=0.5))
+    assert stats.windows > 0
+    previous = start_cost
+    for p, c in seen:
+        ev = evaluate(problem, p)
+        assert ev.feasible and not ev.has_forbidden and ev.cost == c < previous
+        previous = c
+    assert cost == previous == evaluate(problem, plan).cost
+    assert cost < start_cost, "60 windows should improve the least-memory plan"
