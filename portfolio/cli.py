@@ -226,15 +226,20 @@ def _process_start() -> float:
     return time.time() - (time.monotonic() - _START)
 
 
-def _select_backends(names: str | None) -> list:
-    from .registry import Registry, RegistryError
+def _select_backends(names: str | None, time_limit: float | None = None) -> list:
+    """The backends to run; their ``available()`` checks may take a tenth of the time limit."""
+    from .registry import AVAILABLE_TIMEOUT, Registry, RegistryError, parse_backend_list
 
     registry = Registry()
-    for err in registry.load_errors:
-        console.print(f"[yellow]warning:[/] plugin not loaded: {err}", highlight=False, soft_wrap=True)
-    wanted = None if not names else [n.strip() for n in names.split(",") if n.strip()]
+    for warning in registry.warnings:
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
     try:
-        chosen = registry.select(wanted)
+        if time_limit is not None:
+            registry.check_timeout = min(AVAILABLE_TIMEOUT, max(0.5, 0.1 * time_limit))
+        if names is None:
+            chosen = registry.select(None)
+        else:
+            chosen = registry.resolve(parse_backend_list(names, registry))
     except RegistryError as exc:
         raise UserError(str(exc)) from None
     if not chosen:
@@ -266,7 +271,7 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
 
     start = _process_start()
     _refuse_overwrite(output, force)
-    chosen = _select_backends(backends)
+    chosen = _select_backends(backends, time_limit)
     prob, load_s = _load(problem_path)
     presolved, presolve_info = None, None
     if use_presolve:
@@ -325,17 +330,21 @@ def solve(problem: str | None, time_limit: float, backends: str | None, workers:
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON to stdout.")
 def backends_cmd(as_json: bool) -> None:
     """List the solver backends this installation knows, and whether each can run here."""
-    from .registry import Registry
+    from .registry import Registry, install_hint
 
     registry = Registry()
     rows = []
-    for info in registry.infos():
-        ok, why = info.backend.available()
-        rows.append({"name": info.backend.name, "package": info.package, "version": info.version,
-                     "available": ok, "reason": why, "description": info.backend.description,
-                     "capabilities": info.backend.capabilities.labels()})
+    infos = registry.infos()
+    for info, (ok, why) in zip(infos, registry.available([i.backend for i in infos])):
+        hint = "" if ok else install_hint(info.backend.name)
+        if hint and hint not in why:
+            why = f"{why}; {hint}"
+        rows.append({"name": info.backend.name, "qualified": info.qualified, "package": info.package,
+                     "version": info.version, "available": ok, "reason": why,
+                     "description": info.backend.description,
+                     "capabilities": info.backend.capabilities.labels(), "clash": info.clash})
     if as_json:
-        _emit_json({"backends": rows, "load_errors": registry.load_errors})
+        _emit_json({"backends": rows, "warnings": registry.warnings, "load_errors": registry.warnings})
         return
     table = Table(title="backends", title_justify="left")
     for col in ("name", "package", "available", "capabilities", "description"):
@@ -345,8 +354,8 @@ def backends_cmd(as_json: bool) -> None:
         table.add_row(row["name"], f"{row['package']} {row['version']}".strip(), avail,
                       ", ".join(row["capabilities"]) or "-", row["description"])
     console.print(table)
-    for err in registry.load_errors:
-        console.print(f"[yellow]warning:[/] plugin not loaded: {err}", highlight=False)
+    for warning in registry.warnings:
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
 
 
 # ------------------------------------------------------------------------------------------ presolve

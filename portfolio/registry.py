@@ -1,113 +1,408 @@
-"""Finding backends: the plugin manager, entry-point loading and lookup by name."""
+"""Finding backends: the plugin manager, entry-point loading and lookup by name.
+
+Plugin code is third-party code, so nothing a plugin does here may take the tool down or make the
+choice of backend depend on chance:
+
+- a plugin that fails to import, a ``portfolio_backends()`` that raises, hangs or returns junk, and
+  every item of its list that is not a backend are skipped with a one-line warning naming the
+  distribution;
+- name clashes are settled the same way every time: a built-in backend (this distribution's) keeps
+  its name, otherwise the first distribution in alphabetical order does; every other claimant is
+  known by its qualified name ``DIST:NAME`` (its ``name`` attribute is set to that, so results and
+  tables say which one ran), and each backend can also be picked by its qualified name;
+- ``available()`` runs in a helper thread under :data:`AVAILABLE_TIMEOUT`: one that raises, hangs or
+  answers nonsense counts as "not available, because ...".
+"""
 
 from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass
-from typing import Iterable, Optional
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 import pluggy
 
 from . import hookspecs
-from .backend import BackendLike
+from .backend import BackendLike, Capabilities
 
 EXTRA_PLUGINS_ENV = "PORTFOLIO_PLUGINS"
 """Comma-separated module names to register as plugins without installing them (handy for tests)."""
 
+BUILTIN_DISTRIBUTION = "iopddl-portfolio"
+"""Backends of this distribution keep their names in a clash."""
+
+AVAILABLE_TIMEOUT = 3.0
+"""Seconds ``available()`` checks may take together (importing ortools takes about 1 s)."""
+
+HOOK_TIMEOUT = 5.0
+"""Seconds one plugin's ``portfolio_backends()`` may take."""
+
+INSTALL_HINTS = {
+    "cpsat": "pip install '.[cpsat]'",
+    "maxsat": "pip install '.[maxsat]'",
+}
+"""The extra that brings each optional engine of this distribution."""
+
+_BAD_NAME_CHARS = frozenset(",: \t\n")
+
 
 @dataclass(frozen=True)
 class BackendInfo:
-    """A backend with where it came from."""
+    """A backend with where it came from and the names it is selected by."""
 
     backend: BackendLike
     package: str
     version: str
+    qualified: str = ""       # DIST:NAME, always unique
+    builtin: bool = False
+    clash: str = ""           # one line when another distribution claims the same name
 
 
 class RegistryError(LookupError):
-    """Unknown backend name, or two plugins claiming the same name."""
+    """Unknown, unavailable or badly listed backend names (the message is one line)."""
 
 
+@dataclass
+class _Source:
+    """A registered plugin object and the distribution it came from."""
+
+    plugin: object
+    package: str
+    version: str
+    builtin: bool
+
+
+@dataclass
+class _Candidate:
+    backend: BackendLike
+    source: _Source
+    order: int = 0
+
+
+# ------------------------------------------------------------------------------------------ guarded calls
+def call_with_timeout(fn: Callable[[], Any], timeout: float) -> tuple[str, Any]:
+    """Run ``fn()`` in a daemon thread: ("ok", value), ("raised", exception) or ("timeout", None).
+
+    A thread cannot be killed; a call that never returns is abandoned (daemon threads do not keep the
+    process alive), which is enough for cheap checks such as ``available()``.
+    """
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 -- anything a plugin raises is reported
+            box["error"] = exc
+
+    thread = threading.Thread(target=target, name="portfolio-guarded-call", daemon=True)
+    thread.start()
+    thread.join(max(0.0, timeout))
+    if thread.is_alive():
+        return "timeout", None
+    if "error" in box:
+        return "raised", box["error"]
+    return "ok", box.get("value")
+
+
+def _availability_answer(outcome: str, value: Any, timeout: float) -> tuple[bool, str]:
+    if outcome == "timeout":
+        return False, f"available() did not answer within {timeout:g} s"
+    if outcome == "raised":
+        return False, f"available() raised {type(value).__name__}: {value}"
+    if (isinstance(value, (tuple, list)) and len(value) == 2 and isinstance(value[0], bool)):
+        return value[0], "" if value[0] else str(value[1])
+    return False, f"available() returned {type(value).__name__}, not (bool, str)"
+
+
+_AVAILABILITY: dict[int, tuple[object, tuple[bool, str]]] = {}
+_AVAILABILITY_LOCK = threading.Lock()
+
+
+def check_available(backends: Sequence[BackendLike], timeout: float | None = None) -> list[tuple[bool, str]]:
+    """``available()`` of each backend, all checked at once under one time limit; cached per object.
+
+    The runner and the CLI ask through here so that a plugin's check that hangs costs ``timeout``
+    seconds once, never the run.
+    """
+    timeout = AVAILABLE_TIMEOUT if timeout is None else timeout
+    results: dict[int, tuple[bool, str]] = {}
+    boxes: dict[int, dict[str, Any]] = {}
+    threads: list[tuple[int, threading.Thread]] = []
+    for backend in backends:
+        key = id(backend)
+        with _AVAILABILITY_LOCK:
+            cached = _AVAILABILITY.get(key)
+        if cached is not None and cached[0] is backend:
+            results[key] = cached[1]
+            continue
+        if key in boxes:
+            continue
+        box: dict[str, Any] = {}
+        boxes[key] = box
+
+        def target(b: BackendLike = backend, box: dict[str, Any] = box) -> None:
+            try:
+                box["value"] = b.available()
+            except BaseException as exc:  # noqa: BLE001
+                box["error"] = exc
+
+        thread = threading.Thread(target=target, name="portfolio-available", daemon=True)
+        thread.start()
+        threads.append((key, thread))
+    end = time.monotonic() + timeout
+    for key, thread in threads:
+        thread.join(max(0.0, end - time.monotonic()))
+    by_id = {id(b): b for b in backends}
+    for key, thread in threads:
+        box = boxes[key]
+        if thread.is_alive():
+            answer = _availability_answer("timeout", None, timeout)
+        elif "error" in box:
+            answer = _availability_answer("raised", box["error"], timeout)
+        else:
+            answer = _availability_answer("ok", box.get("value"), timeout)
+        results[key] = answer
+        with _AVAILABILITY_LOCK:
+            _AVAILABILITY[key] = (by_id[key], answer)
+    return [results[id(b)] for b in backends]
+
+
+def guarded_available(backend: BackendLike, timeout: float | None = None) -> tuple[bool, str]:
+    """One backend's ``available()`` under the time limit (cached)."""
+    return check_available([backend], timeout)[0]
+
+
+def install_hint(name: str) -> str:
+    """How to get an optional backend of this distribution, or ''."""
+    base = name.rsplit(":", 1)[-1]
+    return INSTALL_HINTS.get(base, "")
+
+
+def _junk_reason(backend: object) -> str:
+    """Why ``backend`` is not a backend, or '' when it looks like one."""
+    if backend is None:
+        return "None"
+    name = getattr(backend, "name", None)
+    if not isinstance(name, str) or not name:
+        return f"a {type(backend).__name__} without a name"
+    if _BAD_NAME_CHARS & set(name):
+        return f"backend name {name!r} contains ',', ':' or white space"
+    for attr in ("solve", "available"):
+        if not callable(getattr(backend, attr, None)):
+            return f"{name!r} has no {attr}() method"
+    if not isinstance(getattr(backend, "capabilities", None), Capabilities):
+        return f"{name!r} has no Capabilities"
+    if not isinstance(getattr(backend, "description", ""), str):
+        return f"{name!r} has a description that is not a string"
+    return ""
+
+
+# ------------------------------------------------------------------------------------------ registry
 class Registry:
-    """All backends known to this process, by name."""
+    """All backends known to this process, by name (and by qualified name ``DIST:NAME``)."""
 
     def __init__(self, plugins: Iterable[object] = (), load_entry_points: bool = True) -> None:
         self.manager = pluggy.PluginManager(hookspecs.PROJECT)
         self.manager.add_hookspecs(hookspecs)
-        self.load_errors: list[str] = []
+        self.warnings: list[str] = []
+        self.load_errors = self.warnings  # older name, same list
+        self.check_timeout = AVAILABLE_TIMEOUT
+        """Seconds ``available()`` checks may take (the CLI shortens it for short runs)."""
+        self._sources: list[_Source] = []
         if load_entry_points:
             self._load_entry_points()
-        for name in filter(None, os.environ.get(EXTRA_PLUGINS_ENV, "").split(",")):
+        for name in filter(None, (n.strip() for n in os.environ.get(EXTRA_PLUGINS_ENV, "").split(","))):
             try:
-                module = importlib.import_module(name.strip())
-                if not self.manager.is_registered(module):
-                    self.manager.register(module)
+                module = importlib.import_module(name)
             except Exception as exc:  # a broken plugin must not take the tool down
-                self.load_errors.append(f"{name}: {type(exc).__name__}: {exc}")
+                self.warnings.append(f"plugin {name} not loaded: {type(exc).__name__}: {exc}")
+                continue
+            self._add(module, name, "", builtin=False, plugin_name=f"{name} (env)")
         for plugin in plugins:
-            self.manager.register(plugin)
-        self._backends = self._collect()
+            package = getattr(plugin, "__name__", type(plugin).__name__)
+            self._add(plugin, package, "", builtin=False, plugin_name=None)
+        self._backends, self._qualified = self._collect()
+
+    # ---------------------------------------------------------------- loading
+    def _add(self, plugin: object, package: str, version: str, builtin: bool,
+             plugin_name: Optional[str]) -> None:
+        if self.manager.is_registered(plugin):
+            return
+        name = plugin_name
+        if name is not None and self.manager.get_plugin(name) is not None:
+            name = f"{name}#{len(self._sources)}"
+        try:
+            self.manager.register(plugin, name=name)
+        except Exception as exc:
+            self.warnings.append(f"plugin {package} not loaded: {type(exc).__name__}: {exc}")
+            return
+        self._sources.append(_Source(plugin, package, version, builtin))
 
     def _load_entry_points(self) -> None:
         from importlib.metadata import entry_points
 
+        found = []
         for ep in entry_points(group=hookspecs.ENTRY_POINT_GROUP):
-            if self.manager.get_plugin(ep.name) is not None:
-                continue
-            try:
-                self.manager.register(ep.load(), name=ep.name)
-            except Exception as exc:
-                self.load_errors.append(f"{ep.name} ({ep.value}): {type(exc).__name__}: {exc}")
-                continue
             dist = getattr(ep, "dist", None)
-            if dist is not None:
-                self._dists[ep.name] = (dist.metadata["Name"], dist.version)
-
-    @property
-    def _dists(self) -> dict[str, tuple[str, str]]:
-        if not hasattr(self, "_dist_map"):
-            self._dist_map: dict[str, tuple[str, str]] = {}
-        return self._dist_map
-
-    def _collect(self) -> dict[str, BackendInfo]:
-        found: dict[str, BackendInfo] = {}
-        for plugin in self.manager.get_plugins():
-            impl = getattr(plugin, "portfolio_backends", None)
-            if impl is None:
-                continue
-            plugin_name = self.manager.get_name(plugin) or ""
-            package, version = self._dists.get(plugin_name, (getattr(plugin, "__name__", "?"), ""))
+            package = dist.metadata["Name"] if dist is not None else ep.value.split(":")[0]
+            version = dist.version if dist is not None else ""
+            found.append((package != BUILTIN_DISTRIBUTION, package, ep.name, ep, version))
+        for not_builtin, package, ep_name, ep, version in sorted(found, key=lambda t: t[:3]):
             try:
-                backends = impl()
+                plugin = ep.load()
             except Exception as exc:
-                self.load_errors.append(f"{plugin_name}: portfolio_backends() failed: {exc}")
+                self.warnings.append(f"plugin {ep_name} ({ep.value}) from {package} not loaded: "
+                                     f"{type(exc).__name__}: {exc}")
                 continue
-            for backend in backends or []:
-                if backend.name in found:
-                    self.load_errors.append(
-                        f"backend name {backend.name!r} from {package} is already taken by "
-                        f"{found[backend.name].package}; ignored")
-                    continue
-                found[backend.name] = BackendInfo(backend, package, version)
-        return dict(sorted(found.items()))
+            self._add(plugin, package, version, builtin=not not_builtin,
+                      plugin_name=f"{package}:{ep_name}")
 
+    def _backends_of(self, source: _Source) -> list[object]:
+        impl = getattr(source.plugin, "portfolio_backends", None)
+        if impl is None:
+            return []
+        outcome, value = call_with_timeout(impl, HOOK_TIMEOUT)
+        if outcome == "timeout":
+            self.warnings.append(f"{source.package}: portfolio_backends() did not return within "
+                                 f"{HOOK_TIMEOUT:g} s; skipped")
+            return []
+        if outcome == "raised":
+            self.warnings.append(f"{source.package}: portfolio_backends() raised "
+                                 f"{type(value).__name__}: {value}; skipped")
+            return []
+        if value is None:
+            return []
+        if isinstance(value, (str, bytes, dict)) or not isinstance(value, Iterable):
+            self.warnings.append(f"{source.package}: portfolio_backends() returned a "
+                                 f"{type(value).__name__}, not a list of backends; skipped")
+            return []
+        try:
+            return list(value)
+        except Exception as exc:
+            self.warnings.append(f"{source.package}: portfolio_backends() result could not be read: "
+                                 f"{type(exc).__name__}: {exc}; skipped")
+            return []
+
+    def _collect(self) -> tuple[dict[str, BackendInfo], dict[str, BackendInfo]]:
+        by_name: dict[str, list[_Candidate]] = {}
+        order = 0
+        for source in self._sources:
+            for index, backend in enumerate(self._backends_of(source)):
+                why = _junk_reason(backend)
+                if why:
+                    self.warnings.append(f"{source.package}: portfolio_backends() item {index} is "
+                                         f"{why}, not a backend; skipped")
+                    continue
+                by_name.setdefault(backend.name, []).append(_Candidate(backend, source, order))
+                order += 1
+        plain: dict[str, BackendInfo] = {}
+        qualified: dict[str, BackendInfo] = {}
+        for name, candidates in by_name.items():
+            candidates.sort(key=lambda c: (not c.source.builtin, c.source.package, c.order))
+            winner = candidates[0]
+            packages = [c.source.package for c in candidates]
+            clash = ""
+            if len(candidates) > 1:
+                who = " and ".join(dict.fromkeys(packages))
+                clash = (f"backend name {name!r} is claimed by {who}; {winner.source.package} keeps it"
+                         + (" (built-in)" if winner.source.builtin else " (first by name)"))
+            for rank, cand in enumerate(candidates):
+                qname = f"{cand.source.package}:{name}"
+                if qname in qualified:
+                    self.warnings.append(f"{cand.source.package}: backend {name!r} listed twice; "
+                                         f"the second is skipped")
+                    continue
+                if rank > 0:
+                    try:
+                        setattr(cand.backend, "name", qname)
+                    except Exception:  # a read-only name: the backend cannot be told apart
+                        self.warnings.append(f"{cand.source.package}: backend {name!r} clashes "
+                                             f"with {winner.source.package} and cannot be renamed; "
+                                             f"skipped")
+                        continue
+                info = BackendInfo(cand.backend, cand.source.package, cand.source.version, qname,
+                                   cand.source.builtin, clash)
+                qualified[qname] = info
+                plain[name if rank == 0 else qname] = info
+            if clash:
+                others = ", ".join(f"{c.source.package}:{name}" for c in candidates[1:])
+                self.warnings.append(f"{clash}; pick another by its qualified name: {others}")
+        return dict(sorted(plain.items())), qualified
+
+    # ---------------------------------------------------------------- lookup
     def names(self) -> list[str]:
         return list(self._backends)
 
     def infos(self) -> list[BackendInfo]:
         return list(self._backends.values())
 
+    def info(self, name: str) -> Optional[BackendInfo]:
+        """The backend of a plain or qualified name, or None."""
+        return self._backends.get(name) or self._qualified.get(name)
+
     def get(self, name: str) -> BackendLike:
-        try:
-            return self._backends[name].backend
-        except KeyError:
+        info = self.info(name)
+        if info is None:
             known = ", ".join(self.names()) or "(none)"
-            raise RegistryError(f"unknown backend {name!r}; known backends: {known}") from None
+            raise RegistryError(f"unknown backend {name!r}; known backends: {known}")
+        return info.backend
+
+    def available(self, backends: Sequence[BackendLike]) -> list[tuple[bool, str]]:
+        """Guarded ``available()`` of each backend (see :func:`check_available`)."""
+        return check_available(backends, self.check_timeout)
 
     def select(self, names: Optional[Iterable[str]]) -> list[BackendLike]:
         """The named backends (all available ones when ``names`` is None), in the given order."""
         if names is None:
-            return [info.backend for info in self.infos() if info.backend.available()[0]
-                    and not getattr(info.backend, "test_only", False)]
+            pool = [info.backend for info in self.infos() if not getattr(info.backend, "test_only", False)]
+            return [b for b, (ok, _) in zip(pool, self.available(pool)) if ok]
         return [self.get(n) for n in names]
+
+    def resolve(self, names: Sequence[str]) -> list[BackendLike]:
+        """The named backends, each available here; else one line naming every problem at once."""
+        unknown = [n for n in names if self.info(n) is None]
+        known = [self.get(n) for n in names if self.info(n) is not None]
+        answers = self.available(known)
+        unavailable = []
+        for name, backend, (ok, why) in zip([n for n in names if self.info(n) is not None], known, answers):
+            if not ok:
+                hint = install_hint(name)
+                unavailable.append(f"{name} ({why}" + (f"; {hint}" if hint and hint not in why else "")
+                                   + ")")
+        if not unknown and not unavailable:
+            return known
+        usable = [i.backend.name for i, (ok, _) in zip(self.infos(), self.available(
+            [i.backend for i in self.infos()])) if ok and not getattr(i.backend, "test_only", False)]
+        parts = []
+        if unknown:
+            word = "backend" if len(unknown) == 1 else "backends"
+            hints = [f"{n} ({install_hint(n)})" if install_hint(n) else repr(n) for n in unknown]
+            parts.append(f"unknown {word} " + ", ".join(hints))
+        if unavailable:
+            parts.append("not available here: " + ", ".join(unavailable))
+        parts.append("available: " + (", ".join(usable) or "(none)"))
+        raise RegistryError("; ".join(parts))
+
+
+def parse_backend_list(text: str, registry: Optional[Registry] = None) -> list[str]:
+    """Split a ``--backends`` value into names: no empty list, no name twice (one line otherwise)."""
+    names = [n.strip() for n in text.split(",")]
+    if not any(names):
+        raise RegistryError(f"--backends {text!r} names no backend; give names such as "
+                            f"greedy,localsearch (see `portfolio backends`)")
+    names = [n for n in names if n]
+    seen: dict[object, str] = {}
+    twice = []
+    for name in names:
+        info = registry.info(name) if registry is not None else None
+        key: object = info.qualified if info is not None else name
+        if key in seen:
+            twice.append(name if seen[key] == name else f"{seen[key]} = {name}")
+        else:
+            seen[key] = name
+    if twice:
+        raise RegistryError(f"--backends lists a backend more than once: {', '.join(twice)}")
+    return names

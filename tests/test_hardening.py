@@ -1,0 +1,196 @@
+"""Hostile plugins and user mistakes (issue 15): one clear line each, and the answer never corrupted.
+
+The hostile plugins live in tests/hostile/, one behaviour per module; they are loaded through the
+registry's test hook (``PORTFOLIO_PLUGINS``) or installed through a fake distribution: a
+``*.dist-info`` folder with an ``entry_points.txt`` on PYTHONPATH, which importlib.metadata finds just
+as it would in site-packages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, bundled_example_path
+from portfolio import registry as registry_mod
+from portfolio.registry import Registry, RegistryError, parse_backend_list
+
+HOSTILE = REPO / "tests" / "hostile"
+
+
+def _env(*paths: Path, plugins: str = "") -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "PORTFOLIO_PLUGINS")}
+    env["PYTHONPATH"] = os.pathsep.join([*map(str, paths), str(HOSTILE), env.get("PYTHONPATH", "")])
+    if plugins:
+        env["PORTFOLIO_PLUGINS"] = plugins
+    return env
+
+
+def portfolio(*args: str | Path, env: dict | None = None, timeout: float = 90) -> subprocess.CompletedProcess:
+    exe = Path(sys.executable).with_name("portfolio")
+    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True,
+                          env=env if env is not None else _env(), stdin=subprocess.DEVNULL,
+                          timeout=timeout)
+
+
+def error_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.strip()]
+
+
+def fake_distribution(site: Path, dist: str, entry_points: dict[str, str]) -> None:
+    """An installed-looking distribution announcing ``entry_points`` in portfolio.backends."""
+    info = site / f"{dist.replace('-', '_')}-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
+    lines = "".join(f"{name} = {module}\n" for name, module in entry_points.items())
+    (info / "entry_points.txt").write_text(f"[portfolio.backends]\n{lines}")
+
+
+# ------------------------------------------------------------------------------------------ 4: clashes
+def test_builtin_keeps_its_name_and_impostor_is_qualified(monkeypatch):
+    monkeypatch.syspath_prepend(str(HOSTILE))
+    monkeypatch.setenv("PORTFOLIO_PLUGINS", "hostile_impostor")
+    for _ in range(3):  # deterministic, not "usually"
+        reg = Registry()
+        assert reg.get("greedy").description != "not the real greedy"
+        impostor = reg.get("hostile_impostor:greedy")
+        assert impostor.description == "not the real greedy"
+        assert impostor.name == "hostile_impostor:greedy"  # results say which one ran
+        assert reg.get("iopddl-portfolio:greedy") is reg.get("greedy")
+        clash = [w for w in reg.warnings if "claimed by" in w]
+        assert len(clash) == 1 and "iopddl-portfolio" in clash[0] and "hostile_impostor" in clash[0]
+
+
+def test_two_distributions_same_entry_point_name_both_listed(tmp_path):
+    fake_distribution(tmp_path, "evil-b", {"impostor": "hostile_impostor"})
+    fake_distribution(tmp_path, "evil-a", {"impostor": "hostile_junk"})
+    fake_distribution(tmp_path, "evil-c", {"thief": "hostile_impostor"})
+    proc = portfolio("backends", "--json", env=_env(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    rows = {row["name"]: row for row in doc["backends"]}
+    # the built-in keeps 'greedy'; both distributions' impostors are there, by qualified name
+    assert rows["greedy"]["package"] == "iopddl-portfolio"
+    assert rows["evil-b:greedy"]["package"] == "evil-b"
+    assert "junk-survivor" in rows  # evil-a's entry point (same entry-point name) was not dropped
+    # the same module under two distributions registers once
+    clash = [w for w in doc["warnings"] if "'greedy' is claimed by" in w]
+    assert len(clash) == 1 and "iopddl-portfolio" in clash[0] and "evil-b" in clash[0]
+    assert rows["evil-b:greedy"]["clash"] == rows["greedy"]["clash"] != ""
+    table = portfolio("backends", env=_env(tmp_path))
+    assert table.returncode == 0 and "evil-b:greedy" in table.stdout + table.stderr
+    assert "claimed by iopddl-portfolio and evil-b" in table.stderr
+
+
+def test_qualified_name_picks_the_impostor_in_solve():
+    env = _env(plugins="hostile_impostor")
+    proc = portfolio("solve", "-b", "hostile_impostor:greedy", "-t", "3", "--json", "-q", env=env)
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["backend"]: r for r in json.loads(proc.stdout)["backends"]}
+    assert list(rows) == ["hostile_impostor:greedy"] and rows["hostile_impostor:greedy"]["note"] == "impostor"
+    proc = portfolio("solve", "-b", "greedy", "-t", "3", "--json", "-q", env=env)
+    rows = {r["backend"]: r for r in json.loads(proc.stdout)["backends"]}
+    assert list(rows) == ["greedy"] and rows["greedy"]["note"] != "impostor"
+
+
+# ------------------------------------------------------------------------------------------ 5: junk
+def test_junk_from_the_hook_is_skipped_with_one_line_each(monkeypatch):
+    monkeypatch.syspath_prepend(str(HOSTILE))
+    monkeypatch.setenv("PORTFOLIO_PLUGINS", "hostile_junk,hostile_hook_raises,no_such_module_xyz")
+    reg = Registry(load_entry_points=False)
+    assert reg.names() == ["junk-survivor"]
+    junk = [w for w in reg.warnings if w.startswith("hostile_junk:")]
+    assert len(junk) == 4, reg.warnings  # None, object(), "greedy", Nameless()
+    assert all("\n" not in w for w in reg.warnings)
+    assert any(w.startswith("hostile_hook_raises:") and "hook exploded" in w for w in reg.warnings)
+    assert any("no_such_module_xyz" in w for w in reg.warnings)
+
+
+def test_available_that_raises_or_answers_nonsense_is_not_available(monkeypatch):
+    monkeypatch.syspath_prepend(str(HOSTILE))
+    import hostile_available as ha
+
+    reg = Registry(plugins=[ha], load_entry_points=False)
+    backends = [reg.get("avail-raises"), reg.get("avail-nonsense")]
+    (ok1, why1), (ok2, why2) = reg.available(backends)
+    assert not ok1 and "available exploded" in why1
+    assert not ok2 and "not (bool, str)" in why2
+
+
+def test_available_that_hangs_is_cut_off(monkeypatch):
+    monkeypatch.syspath_prepend(str(HOSTILE))
+    monkeypatch.setattr(registry_mod, "AVAILABLE_TIMEOUT", 0.5)
+    import hostile_available as ha
+
+    reg = Registry(plugins=[ha], load_entry_points=False)
+    t0 = time.monotonic()
+    (ok, why), = reg.available([reg.get("avail-hangs")])
+    assert time.monotonic() - t0 < 2.0
+    assert not ok and "did not answer within 0.5 s" in why
+
+
+@pytest.mark.slow
+def test_backends_and_solve_stay_on_time_with_hostile_available():
+    env = _env(plugins="hostile_available,hostile_junk,hostile_hook_raises")
+    t0 = time.monotonic()
+    proc = portfolio("backends", "--json", env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert time.monotonic() - t0 < registry_mod.AVAILABLE_TIMEOUT + 15
+    rows = {row["name"]: row for row in json.loads(proc.stdout)["backends"]}
+    assert rows["avail-hangs"]["available"] is False and "did not answer" in rows["avail-hangs"]["reason"]
+    assert rows["greedy"]["available"] is True
+    t0 = time.monotonic()
+    proc = portfolio("solve", "-t", "6", "-q", env=env, timeout=60)
+    elapsed = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr
+    assert elapsed < 6 + 1.5, elapsed
+    assert json.loads(proc.stdout.splitlines()[-1])  # a plan
+    assert "Traceback" not in proc.stderr
+
+
+# ------------------------------------------------------------------------------------------ 11: --backends
+def test_backend_list_parsing():
+    reg = Registry()
+    with pytest.raises(RegistryError, match="names no backend"):
+        parse_backend_list(",", reg)
+    with pytest.raises(RegistryError, match="more than once: greedy"):
+        parse_backend_list("greedy,minusage,greedy", reg)
+    with pytest.raises(RegistryError, match="greedy = iopddl-portfolio:greedy"):
+        parse_backend_list("greedy,iopddl-portfolio:greedy", reg)
+    assert parse_backend_list(" greedy , minusage,", reg) == ["greedy", "minusage"]
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("greedy,greedy", "more than once: greedy"),
+    (",", "names no backend"),
+    ("", "names no backend"),
+])
+def test_cli_backends_mistakes_are_one_line(value, expected):
+    proc = portfolio("solve", "-b", value, "-t", "2")
+    assert proc.returncode == 2
+    lines = error_lines(proc.stderr)
+    assert len(lines) == 1 and lines[0].startswith("error:") and expected in lines[0], proc.stderr
+    assert proc.stdout == ""
+
+
+def test_cli_names_every_unknown_backend_and_the_extras(monkeypatch):
+    proc = portfolio("solve", "-b", "nope1,greedy,nope2", "-t", "2")
+    assert proc.returncode == 2
+    (line,) = error_lines(proc.stderr)
+    assert "'nope1'" in line and "'nope2'" in line
+    assert "available: greedy, localsearch, minusage" in line
+    # an optional backend: named with the extra that brings it, whether it is unknown or unavailable
+    reg = Registry()
+    monkeypatch.setattr(registry_mod, "check_available", lambda bs, timeout=None: [
+        (False, "ortools is not installed") if b.name in ("cpsat", "maxsat") else (True, "") for b in bs])
+    with pytest.raises(RegistryError) as err:
+        reg.resolve(["cpsat", "maxsat", "zzz"])
+    message = str(err.value)
+    assert "pip install '.[cpsat]'" in message and "pip install '.[maxsat]'" in message
+    assert "'zzz'" in message and "\n" not in message
