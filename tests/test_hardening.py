@@ -90,11 +90,11 @@ def test_two_distributions_same_entry_point_name_both_listed(tmp_path):
 
 def test_qualified_name_picks_the_impostor_in_solve():
     env = _env(plugins="hostile_impostor")
-    proc = portfolio("solve", "-b", "hostile_impostor:greedy", "-t", "3", "--json", "-q", env=env)
+    proc = portfolio("solve", "-b", "hostile_impostor:greedy", "-t", "8", "--json", "-q", env=env)
     assert proc.returncode == 0, proc.stderr
     rows = {r["backend"]: r for r in json.loads(proc.stdout)["backends"]}
     assert list(rows) == ["hostile_impostor:greedy"] and rows["hostile_impostor:greedy"]["note"] == "impostor"
-    proc = portfolio("solve", "-b", "greedy", "-t", "3", "--json", "-q", env=env)
+    proc = portfolio("solve", "-b", "greedy", "-t", "8", "--json", "-q", env=env)
     rows = {r["backend"]: r for r in json.loads(proc.stdout)["backends"]}
     assert list(rows) == ["greedy"] and rows["greedy"]["note"] != "impostor"
 
@@ -194,3 +194,36 @@ def test_cli_names_every_unknown_backend_and_the_extras(monkeypatch):
     message = str(err.value)
     assert "pip install '.[cpsat]'" in message and "pip install '.[maxsat]'" in message
     assert "'zzz'" in message and "\n" not in message
+
+
+# ------------------------------------------------------------------------------------------ 10: -o
+def test_output_into_a_missing_folder_is_created(tmp_path):
+    out = tmp_path / "new" / "deeper" / "plan.json"
+    proc = portfolio("solve", "-t", "8", "-q", "-b", "minusage", "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(proc.stdout.splitlines()[-1])
+    assert json.loads(out.read_text())["solution"] == plan
+
+
+@pytest.mark.parametrize("make_target, expected", [
+    (lambda tmp: tmp, "is a folder"),
+    (lambda tmp: (tmp / "file").write_text("x") and tmp / "file" / "plan.json", "cannot create its folder"),
+])
+def test_bad_output_path_is_refused_before_solving(tmp_path, make_target, expected):
+    target = make_target(tmp_path)
+    t0 = time.monotonic()
+    proc = portfolio("solve", "-t", "20", "-q", "-o", target)
+    assert time.monotonic() - t0 < 15  # refused, not solved for 20 s
+    assert proc.returncode == 2 and proc.stdout == ""
+    (line,) = error_lines(proc.stderr)
+    assert line.startswith("error:") and expected in line and str(target) in line
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full to make a write fail")
+def test_failed_write_still_prints_the_plan():
+    proc = portfolio("solve", "-t", "8", "-q", "-b", "minusage", "--force", "-o", "/dev/full")
+    assert proc.returncode == 2
+    plan = json.loads(proc.stdout.splitlines()[-1])
+    assert len(plan) == 8
+    (line,) = error_lines(proc.stderr)
+    assert "could not write" in line and "/dev/full" in line and "Traceback" not in proc.stderr
