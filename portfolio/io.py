@@ -128,6 +128,10 @@ def _flatten_parsed(path: PathLike, doc: Any) -> dict:
     return out
 
 
+TOO_DEEP = "not a problem file: JSON nested too deeply (a problem file nests only a few levels)"
+"""Python's json module recurses per nesting level; a hostile file must not end in a traceback."""
+
+
 def _parse_careful(path: PathLike, data: bytes) -> dict:
     try:
         doc = json.loads(data)
@@ -137,6 +141,8 @@ def _parse_careful(path: PathLike, data: bytes) -> dict:
         ) from None
     except UnicodeDecodeError as exc:
         raise ProblemFormatError(path, "", f"not valid UTF-8 text ({exc.reason})") from None
+    except RecursionError:
+        raise ProblemFormatError(path, "", TOO_DEEP) from None
     return _flatten_parsed(path, doc)
 
 
@@ -418,6 +424,8 @@ def parse_solution_text(text: str, source: str = "<text>") -> list[int]:
         raise SolutionFormatError(f"{source}: empty, expected a list of strategies")
     try:
         doc = json.loads(stripped)
+    except RecursionError:
+        raise SolutionFormatError(f"{source}: not a solution: JSON nested too deeply") from None
     except json.JSONDecodeError:
         doc = None
         lines = [line.strip() for line in stripped.splitlines() if line.strip()]
@@ -425,7 +433,7 @@ def parse_solution_text(text: str, source: str = "<text>") -> list[int]:
         if last.startswith("[") and last.endswith("]"):
             try:
                 doc = json.loads(last)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 pass
         if doc is None:
             raise SolutionFormatError(

@@ -227,3 +227,24 @@ def test_failed_write_still_prints_the_plan():
     assert len(plan) == 8
     (line,) = error_lines(proc.stderr)
     assert "could not write" in line and "/dev/full" in line and "Traceback" not in proc.stderr
+
+
+# ------------------------------------------------------------------------------------------ 9: deep JSON
+@pytest.mark.parametrize("text", [
+    "[" * 100_000 + "]" * 100_000,
+    '{"problem": {"nodes": ' + "[" * 50_000 + "]" * 50_000 + "}}",
+])
+@pytest.mark.parametrize("command", ["info", "solve", "evaluate", "iopddl"])
+def test_deeply_nested_json_is_one_line_exit_2(tmp_path, text, command):
+    deep = tmp_path / "deep.json"
+    deep.write_text(text)
+    if command == "iopddl":
+        proc = subprocess.run([str(Path(sys.executable).with_name("iopddl")), str(deep), "5"],
+                              capture_output=True, text=True, env=_env(), timeout=60)
+    elif command == "evaluate":  # the deep file as the solution
+        proc = portfolio("evaluate", bundled_example_path(), deep)
+    else:
+        proc = portfolio(command, deep, *(["-t", "5"] if command == "solve" else []))
+    assert proc.returncode == 2, proc.stderr
+    (line,) = error_lines(proc.stderr)
+    assert line.startswith("error:") and str(deep) in line and "nested too deeply" in line
