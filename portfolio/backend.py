@@ -46,9 +46,12 @@ class Capabilities:
     warm_start: bool = False     # uses a given starting plan (and fresh incumbents, via report.best())
     reduced: bool = False        # accepts a presolved (multi-interval, time-varying capacity) problem
     max_nodes: Optional[int] = None  # refuses larger instances with Status.UNSUPPORTED
+    threads: bool = False        # uses several cores: give it spare ones (it reads allotted_cores())
+    randomized: bool = False     # another seed searches differently: worth a copy on an idle core
 
     def labels(self) -> list[str]:
-        out = [name for name in ("exact", "anytime", "warm_start", "reduced") if getattr(self, name)]
+        out = [name for name in ("exact", "anytime", "warm_start", "reduced", "threads", "randomized")
+               if getattr(self, name)]
         if self.max_nodes is not None:
             out.append(f"nodes<={self.max_nodes:,}")
         return out
@@ -116,10 +119,12 @@ class Backend:
         return True, ""
 
     def prepare(self) -> None:
-        """Optional one-time set-up, run in the runner's process before the worker is forked.
+        """Optional one-time set-up, run in the backend's worker process before ``solve``.
 
-        Compile JIT code here (numba): every worker then inherits the compiled code instead of
-        compiling it again. The time counts against the run's budget.
+        Compile JIT code here (numba, with ``cache=True``): the runner starts one backend per
+        ``prepare`` implementation first and the others sharing it once it returned, so they load
+        the on-disk cache instead of compiling again. The time counts against the run's budget; a
+        ``prepare`` that hangs or raises costs only this backend's row.
         """
 
     def solve(self, problem: Problem, deadline: float, seed: int,

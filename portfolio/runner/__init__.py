@@ -1,0 +1,19 @@
+"""The portfolio runner: many backends, one wall-clock deadline, the best verified plan wins.
+
+``core`` runs a portfolio (workers, verification, the event loop); ``worker`` is the worker side
+and its protocol; ``validate`` checks every message; ``claims`` keeps what backends claim apart from
+what was verified; ``schedule`` shares the cores; ``presolving`` runs presolve under the deadline;
+``fallback`` is the instant plan from plain numpy; ``result`` holds what a run returns.
+Linux/POSIX only (fork, process groups, /proc).
+"""
+
+from .claims import Claim, ClaimBook
+from .core import FALLBACK, Portfolio, deadline_plan, run_portfolio
+from .presolving import PRESOLVE_SHARE, presolve_for
+from .result import BackendRun, Incumbent, PortfolioResult
+from .schedule import DEFAULT_POLICY, POLICIES
+from .worker import REPORT_INTERVAL, PlanMapping, SharedBest
+
+__all__ = ["BackendRun", "Claim", "ClaimBook", "DEFAULT_POLICY", "FALLBACK", "Incumbent",
+           "PRESOLVE_SHARE", "POLICIES", "PlanMapping", "Portfolio", "PortfolioResult",
+           "REPORT_INTERVAL", "SharedBest", "deadline_plan", "presolve_for", "run_portfolio"]

@@ -1,0 +1,117 @@
+"""Claims and bounds: what backends *say* (optimal, infeasible, a lower bound), kept apart from what
+the runner *verified* (plans).
+
+A claim is recorded with its source and checked against every verified plan. A claim contradicted
+by a verified plan (a bound above a verified cost, "infeasible" while a feasible plan exists) is
+marked false and named in the results; the plans its source reported stay eligible. Claims decide
+nothing about the answer's plan; they may only end a run early, and only when the source declares
+the ``exact`` capability (see :meth:`ClaimBook.stop_reason`).
+
+This module is also the place for bound bookkeeping (best bound, its source, the gap).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+OPTIMAL, INFEASIBLE, LOWER_BOUND = "optimal", "infeasible", "lower-bound"
+
+
+@dataclass
+class Claim:
+    """One statement by one source. ``value`` is the claimed bound on the optimal cost (for an
+    optimality claim: the verified cost of the plan claimed optimal); None for infeasibility."""
+
+    kind: str
+    source: str            # the run's name ("cpsat", "localsearch+1", "presolve")
+    backend: str           # the registered backend behind it (independence is judged on this)
+    value: Optional[int]
+    time: float
+    exact: bool            # the source declares the exact capability (or is the runner's own proof)
+    false: bool = False
+    why_false: str = ""
+
+    def describe(self) -> str:
+        if self.kind == INFEASIBLE:
+            return f"infeasible (claimed by {self.source})"
+        word = "optimal at" if self.kind == OPTIMAL else "lower bound"
+        return f"{word} {self.value:,} (claimed by {self.source})"
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "source": self.source, "value": self.value, "time": self.time,
+                "exact": self.exact, "false": self.false, "why_false": self.why_false}
+
+
+class ClaimBook:
+    """Every claim of a run, checked against the best verified plan."""
+
+    def __init__(self) -> None:
+        self.claims: list[Claim] = []
+
+    def add(self, claim: Claim) -> Claim:
+        self.claims.append(claim)
+        return claim
+
+    def standing(self) -> list[Claim]:
+        return [c for c in self.claims if not c.false]
+
+    def check(self, best_cost: Optional[int], best_source: Optional[str]) -> list[Claim]:
+        """Mark the claims a verified plan contradicts; returns those newly found false."""
+        found = []
+        if best_cost is None:
+            return found
+        for c in self.standing():
+            if c.kind == INFEASIBLE:
+                c.false, c.why_false = True, f"{best_source} verified a feasible plan"
+            elif c.value is not None and c.value > best_cost:
+                c.false = True
+                c.why_false = f"{best_source} verified a plan of cost {best_cost:,}"
+            if c.false:
+                found.append(c)
+        return found
+
+    def best_bound(self) -> Optional[Claim]:
+        """The highest standing bound claim (an optimality claim is a bound too)."""
+        bounds = [c for c in self.standing() if c.value is not None]
+        return max(bounds, key=lambda c: (c.value, c.exact), default=None)
+
+    def meeting(self, best_cost: Optional[int]) -> list[Claim]:
+        """Standing claims whose bound equals the verified best cost."""
+        if best_cost is None:
+            return []
+        return [c for c in self.standing() if c.value is not None and c.value >= best_cost]
+
+    def verdict(self, best_cost: Optional[int], winner: Optional[str],
+                winner_backend: Optional[str]) -> Optional[str]:
+        """How sure the answer is, in words; None when it is only the best plan found.
+
+        "proven" needs the runner's own proof, or two independent sources whose bounds meet the
+        verified cost, or one bound from a backend other than the one that found the plan.
+        """
+        meet = self.meeting(best_cost)
+        if not meet:
+            return None
+        own = [c for c in meet if c.backend == "runner"]
+        if own:
+            return f"proven optimal by {own[0].source}"
+        backends = sorted({c.backend for c in meet})
+        if len(backends) >= 2:
+            return "proven optimal: " + " and ".join(backends) + " agree"
+        if backends[0] != winner_backend:
+            return f"proven optimal: plan by {winner} meets the bound of {backends[0]}"
+        return f"claimed optimal by {meet[0].source}"
+
+    def infeasible_claims(self) -> list[Claim]:
+        return [c for c in self.standing() if c.kind == INFEASIBLE]
+
+    def stop_reason(self, best_cost: Optional[int]) -> Optional[str]:
+        """Why the run may end now (claims by exact sources only), or None."""
+        for c in self.meeting(best_cost):
+            if c.exact:
+                return f"{c.source} claims the answer optimal" if c.backend != "runner" else c.source
+        if best_cost is None:
+            for c in self.infeasible_claims():
+                if c.exact:
+                    return f"{c.source} claims the instance infeasible"
+        return None

@@ -1,0 +1,208 @@
+"""The instant safety net: a plan from plain numpy (no JIT, nothing to compile), avoiding forbidden
+entries whenever a cheap propagation can.
+
+Per node, the least-memory strategy among those that survive arc consistency on forbidden entries
+(a strategy is dropped when some two-node edge allows it with no remaining strategy of the other
+node), then a few repair passes that move nodes off forbidden edge entries they still pick. When
+consistency empties a node's domain (no forbidden-free plan exists), the plain least-memory plan is
+kept: a plan with forbidden entries is still a valid, if enormously expensive, answer.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+import numpy as np
+
+from ..evaluate import chosen_edge_positions, evaluate
+from ..problem import FORBIDDEN, Problem
+
+REPAIR_SECONDS = 3.0
+"""Default time cap of the repair passes (the consistency itself is a few numpy passes)."""
+
+
+def strategy_usage_rank(problem: Problem) -> np.ndarray:
+    """Per strategy, a rank of its total usage over its node's intervals (equal sums share a rank).
+
+    Exact: int64 sums when they cannot overflow, otherwise Python ints (float64 cannot tell 2**62
+    from 2**62 - 256)."""
+    lo, hi = problem.interval_point_range
+    counts = np.diff(problem.interval_usage_offsets)
+    rows = np.repeat(np.arange(problem.num_intervals), counts)
+    within = np.arange(len(problem.interval_usages)) - problem.interval_usage_offsets[rows]
+    target = problem.strategy_offsets[problem.interval_node[rows]] + within
+    used = np.where((hi > lo)[rows], problem.interval_usages, 0)
+    if int(np.abs(used).sum(dtype=np.float64)) < 2**62:
+        sums = np.zeros(len(problem.node_costs), dtype=np.int64)
+        np.add.at(sums, target, used)
+        return sums
+    big = np.zeros(len(problem.node_costs), dtype=object)
+    for t, u in zip(target.tolist(), used.tolist()):
+        big[t] += u
+    order = np.argsort(big, kind="stable")
+    rank = np.empty(len(big), dtype=np.int64)
+    rank[order] = np.arange(len(big))
+    return rank
+
+
+class _PairEdges:
+    """Two-node edges with at least one forbidden entry: their *allowed* entries, flattened (only
+    allowed entries can support a strategy, and on chain-like edges they are few)."""
+
+    def __init__(self, problem: Problem) -> None:
+        so, counts = problem.strategy_offsets, problem.strategy_counts
+        off = problem.edge_cost_offsets
+        forb_entries = problem.edge_costs == FORBIDDEN
+        has_forb = np.zeros(problem.num_edges, dtype=bool)
+        nonempty = np.diff(off) > 0
+        if forb_entries.any():
+            has_forb[nonempty] = np.logical_or.reduceat(forb_entries, off[:-1][nonempty])
+        keep = np.flatnonzero(has_forb & (problem.edge_arity == 2))
+        starts = problem.edge_node_offsets[:-1][keep]
+        self.u, self.v = problem.edge_nodes[starts], problem.edge_nodes[starts + 1]
+        self.kv = counts[self.v]
+        self.first = off[:-1][keep]                      # each edge's first entry in edge_costs
+        size = np.diff(off)[keep]
+        edge = np.repeat(np.arange(len(keep)), size)
+        pos = np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size)
+        allowed = ~forb_entries[self.first[edge] + pos]
+        edge, pos = edge[allowed], pos[allowed]
+        kv = self.kv[edge]
+        self.entry_edge = edge
+        self.su = so[self.u][edge] + pos // kv            # global strategy index of each side
+        self.sv = so[self.v][edge] + pos % kv
+        ku = counts[self.u]
+        # (edge, strategy of u) and (edge, strategy of v) pairs: one id each, for support counts
+        base_u, base_v = np.cumsum(ku) - ku, np.cumsum(self.kv) - self.kv
+        self.pu = base_u[edge] + pos // kv
+        self.pv = base_v[edge] + pos % kv
+        self.nu, self.nv = int(ku.sum()), int(self.kv.sum())
+        self.su_of_pair = np.repeat(so[self.u], ku) + (np.arange(self.nu) - np.repeat(base_u, ku))
+        self.sv_of_pair = (np.repeat(so[self.v], self.kv) +
+                           (np.arange(self.nv) - np.repeat(base_v, self.kv)))
+        self.costs = problem.edge_costs
+
+    def bad_edges(self, plan: np.ndarray) -> np.ndarray:
+        """Mask of these edges whose chosen entry is forbidden."""
+        return self.costs[self.first + plan[self.u] * self.kv + plan[self.v]] == FORBIDDEN
+
+
+def consistent_strategies(problem: Problem) -> Optional[np.ndarray]:
+    """Allowed-strategy mask after arc consistency on forbidden entries; None on a wipe-out."""
+    alive = problem.node_costs != FORBIDDEN
+    node_of = np.repeat(np.arange(problem.num_nodes), problem.strategy_counts)
+    if not np.all(np.bincount(node_of, weights=alive, minlength=problem.num_nodes) > 0):
+        return None
+    pe = _PairEdges(problem)
+    if len(pe.u) == 0:
+        return alive
+    while True:
+        ok = alive[pe.su] & alive[pe.sv]
+        dead_u = pe.su_of_pair[np.bincount(pe.pu, weights=ok, minlength=pe.nu) == 0]
+        dead_v = pe.sv_of_pair[np.bincount(pe.pv, weights=ok, minlength=pe.nv) == 0]
+        dead = np.concatenate([dead_u, dead_v])
+        dead = dead[alive[dead]]
+        if len(dead) == 0:
+            return alive
+        alive[dead] = False
+        if not np.all(np.bincount(node_of, weights=alive, minlength=problem.num_nodes) > 0):
+            return None
+
+
+def _pick(problem: Problem, alive: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """Per node, the alive strategy of least usage (ties: cost, then index)."""
+    n = problem.num_nodes
+    seg = np.repeat(np.arange(n), problem.strategy_counts)
+    order = np.lexsort((np.arange(len(rank)), problem.node_costs, rank, ~alive, seg))
+    starts = problem.strategy_offsets[:-1]
+    return order[starts] - starts
+
+
+def _repair(problem: Problem, plan: np.ndarray, alive: np.ndarray, rank: np.ndarray,
+            stop: float, waves: int = 200) -> np.ndarray:
+    """Waves of vectorised repair: on each edge still picking a forbidden entry, the second node
+    takes its least-memory alive strategy allowed with the first node's choice (or, when there is
+    none, the first node one allowed with the second's). Changes propagate along chains of
+    forbidden-entry edges, one step per wave."""
+    pe = _PairEdges(problem)
+    so = problem.strategy_offsets[:-1]
+    for _ in range(waves):
+        if len(pe.u) == 0 or time.time() > stop:
+            break
+        bad = pe.bad_edges(plan)
+        if not bad.any():
+            break
+        gs = so + plan
+        on_bad = bad[pe.entry_edge]
+        fwd = on_bad & (pe.su == gs[pe.u[pe.entry_edge]]) & alive[pe.sv]
+        moved = _take(plan, pe.v[pe.entry_edge[fwd]], pe.sv[fwd], rank, so)
+        stuck = bad.copy()
+        stuck[pe.entry_edge[fwd]] = False
+        back = stuck[pe.entry_edge] & (pe.sv == gs[pe.v[pe.entry_edge]]) & alive[pe.su]
+        moved |= _take(plan, pe.u[pe.entry_edge[back]], pe.su[back], rank, so)
+        if not moved:
+            break
+    return plan
+
+
+def _take(plan: np.ndarray, nodes: np.ndarray, strategies: np.ndarray, rank: np.ndarray,
+          so: np.ndarray) -> bool:
+    """Per node among ``nodes``, set its plan to the candidate strategy of least rank."""
+    if len(nodes) == 0:
+        return False
+    order = np.lexsort((strategies, rank[strategies], nodes))
+    first = np.unique(nodes[order], return_index=True)[1]
+    pick_nodes, pick = nodes[order][first], strategies[order][first]
+    new = pick - so[pick_nodes]
+    changed = plan[pick_nodes] != new
+    plan[pick_nodes] = new
+    return bool(changed.any())
+
+
+def _min_conflicts(problem: Problem, plan: np.ndarray, alive: np.ndarray, rank: np.ndarray,
+                   pe: _PairEdges, stop: float, waves: int = 400) -> np.ndarray:
+    """Vectorised min-conflicts for what the waves left: a random half of the nodes on forbidden
+    entries each take the alive strategy allowed by the most of their edges (given the neighbours'
+    current choices), least memory first; sideways moves now and then leave plateaus."""
+    so = problem.strategy_offsets[:-1]
+    rng = np.random.default_rng(0)
+    node_of = np.repeat(np.arange(problem.num_nodes), problem.strategy_counts)
+    e = pe.entry_edge
+    for _ in range(waves):
+        bad = pe.bad_edges(plan)
+        if not bad.any() or time.time() > stop:
+            break
+        touched = np.zeros(problem.num_nodes, dtype=bool)
+        touched[pe.u[bad]] = touched[pe.v[bad]] = True
+        touched &= rng.random(problem.num_nodes) < 0.5
+        gs = so + plan
+        ok_u = touched[pe.u[e]] & (pe.sv == gs[pe.v[e]])   # u may take su with v as it is
+        ok_v = touched[pe.v[e]] & (pe.su == gs[pe.u[e]])
+        count = np.bincount(np.concatenate([pe.su[ok_u], pe.sv[ok_v]]), minlength=len(rank))
+        cand = touched[node_of] & alive
+        order = np.lexsort((np.arange(len(rank)), rank, -count, ~cand, node_of))
+        nodes = np.flatnonzero(touched)
+        new = order[so[nodes]]
+        now = gs[nodes]
+        take = cand[new] & ((count[new] > count[now]) |
+                            ((count[new] == count[now]) & (rng.random(len(nodes)) < 0.3)))
+        plan[nodes[take]] = new[take] - so[nodes[take]]
+    return plan
+
+
+def safe_plan(problem: Problem, seconds: float = REPAIR_SECONDS) -> np.ndarray:
+    """A memory-lean plan avoiding forbidden entries where propagation and repair can; falls back
+    to the plain least-memory plan when that one fits in memory and this one does not."""
+    stop = time.time() + seconds
+    plain = np.asarray(problem.min_usage_strategies, dtype=np.int64)
+    alive = consistent_strategies(problem)
+    if alive is None:
+        return plain.copy()
+    rank = strategy_usage_rank(problem)
+    plan = _repair(problem, _pick(problem, alive, rank).astype(np.int64), alive, rank,
+                   min(stop, time.time() + seconds / 3))
+    plan = _min_conflicts(problem, plan, alive, rank, _PairEdges(problem), stop)
+    if evaluate(problem, plan).feasible:
+        return plan
+    return plain.copy() if evaluate(problem, plain).feasible else plan

@@ -1,0 +1,237 @@
+"""The worker side: one forked process per backend run, and the protocol back to the parent.
+
+A worker sends plain data only, so the parent never unpickles a plugin's objects:
+``("prepared", seconds, error_or_None)`` once ``prepare()`` returned (or raised),
+``("incumbent", seconds_since_start, int64_plan, note)`` for improving plans (throttled), then
+``("done", {"status", "solution", "lower_bound", "note"})`` or ``("error", traceback_text)``.
+``prepare()`` (JIT compilation, for instance) runs here, under the deadline, never in the parent.
+"""
+
+from __future__ import annotations
+
+import ctypes  # imported here, not in the worker: an import after fork can deadlock
+import multiprocessing as mp
+import numbers
+import os
+import signal
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Optional, Protocol
+
+import numpy as np
+
+from ..backend import CORES_ENV, Backend, BackendLike, SolveResult
+from ..problem import Problem
+
+REPORT_INTERVAL = 0.25
+"""Seconds between two incumbents sent by one worker (the latest pending one is sent at the end)."""
+
+
+class PlanMapping(Protocol):
+    """What the runner needs of a presolve result (see :mod:`portfolio.presolve`)."""
+
+    reduced: Optional[Problem]
+    infeasible: Optional[str]
+
+    def expand(self, reduced_plan: np.ndarray) -> np.ndarray: ...
+
+    def restrict(self, original_plan: np.ndarray) -> Optional[np.ndarray]: ...
+
+
+def has_prepare(backend: BackendLike) -> bool:
+    prepare = getattr(type(backend), "prepare", None)
+    return prepare is not None and prepare is not Backend.prepare
+
+
+def prepare_key(backend: BackendLike) -> Optional[str]:
+    """Backends sharing one ``prepare`` implementation (one JIT cache) share one key."""
+    if not has_prepare(backend):
+        return None
+    prepare = getattr(type(backend), "prepare")
+    return f"{getattr(prepare, '__module__', '?')}.{getattr(prepare, '__qualname__', '?')}"
+
+
+def to_hint(mapping: Optional[PlanMapping], plan: Optional[np.ndarray]) -> Optional[np.ndarray]:
+    """A plan of the original problem as a warm start for a backend on ``mapping``'s reduced one:
+    the exact counterpart when there is one, else a close plan (``project``), never None."""
+    if plan is None or mapping is None:
+        return plan
+    project = getattr(mapping, "project", None)
+    return project(plan) if project is not None else mapping.restrict(plan)
+
+
+class SharedBest:
+    """The portfolio's best verified plan in shared memory, readable by every worker.
+
+    The parent never sends plans down a pipe (a blocking send to a worker that is itself blocked
+    sending an incumbent would deadlock both); it writes here, seqlock style: the version is odd while
+    the plan is being written, and readers retry when the version moved during their copy.
+    """
+
+    def __init__(self, ctx: mp.context.BaseContext, n: int) -> None:
+        self.version = ctx.RawValue("q", 0)
+        self.plan = ctx.RawArray("q", max(n, 1))
+        self.n = n
+
+    def publish(self, plan: np.ndarray) -> None:
+        self.version.value += 1
+        np.frombuffer(self.plan, dtype=np.int64, count=self.n)[:] = plan
+        self.version.value += 1
+
+    def read(self, seen: int) -> tuple[int, Optional[np.ndarray]]:
+        """(version, plan) when a newer complete plan than ``seen`` is there, else (seen, None)."""
+        for _ in range(100):
+            before = self.version.value
+            if before == seen or before % 2:
+                return seen, None
+            plan = np.frombuffer(self.plan, dtype=np.int64, count=self.n).copy()
+            if self.version.value == before:
+                return before, plan
+        return seen, None
+
+
+class PipeReporter:
+    """The ``report`` a backend gets inside a worker: throttled incumbents out, shared best in.
+
+    A plan held back by the throttle is sent by a small flusher thread once the interval has passed,
+    so a backend that goes quiet (or is killed later) does not lose its last improvement.
+    """
+
+    def __init__(self, conn: Connection, t0: float, shared: Optional[SharedBest],
+                 mapping: Optional[PlanMapping] = None) -> None:
+        self.conn, self.t0, self.shared, self.mapping = conn, t0, shared, mapping
+        self.pending: Optional[tuple[np.ndarray, str]] = None
+        self.last_sent = 0.0
+        self.seen = 0
+        self.latest_best: Optional[np.ndarray] = None
+        self.lock = threading.Lock()
+        self.closed = False
+        threading.Thread(target=self._flusher, name="portfolio-flusher", daemon=True).start()
+
+    def __call__(self, solution: np.ndarray, note: str = "") -> None:
+        plan = np.array(solution, dtype=np.int64, copy=True)
+        if self.mapping is not None:
+            plan = self.mapping.expand(plan)
+        with self.lock:
+            self.pending = (plan, str(note))
+            if time.time() - self.last_sent >= REPORT_INTERVAL:
+                self._send_pending()
+
+    def _send_pending(self) -> None:
+        if self.pending is not None and not self.closed:
+            plan, note = self.pending
+            self.pending = None
+            self.conn.send(("incumbent", time.time() - self.t0, plan, note))
+            self.last_sent = time.time()
+
+    def _flusher(self) -> None:
+        while not self.closed:
+            time.sleep(REPORT_INTERVAL / 2)
+            with self.lock:
+                if self.pending is not None and time.time() - self.last_sent >= REPORT_INTERVAL:
+                    self._send_pending()
+
+    def flush(self) -> None:
+        with self.lock:
+            self._send_pending()
+
+    def send(self, message: tuple, final: bool = True) -> None:
+        """Send a message after any pending plan; nothing is sent after a final one."""
+        with self.lock:
+            self._send_pending()
+            if not self.closed:
+                self.conn.send(message)
+            self.closed = self.closed or final
+
+    def best(self) -> Optional[np.ndarray]:
+        if self.shared is not None:
+            self.seen, plan = self.shared.read(self.seen)
+            if plan is not None:
+                self.latest_best = to_hint(self.mapping, plan)
+        return self.latest_best
+
+
+def die_with_parent() -> None:
+    """Ask Linux to SIGKILL this worker when the runner dies (a worker in its own process group
+    would otherwise outlive a runner killed with SIGKILL). No-op elsewhere."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:  # the parent died before the request took effect
+            os._exit(1)
+    except (OSError, AttributeError):
+        pass
+
+
+def _plain_bound(value: object) -> object:
+    """The bound as plain data for the pipe (the parent validates it); odd objects become text."""
+    if value is None or isinstance(value, (bool, np.bool_)):
+        return value if value is None else bool(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return repr(value)[:80]
+
+
+def _plain_result(result: object, mapping: Optional[PlanMapping]) -> dict:
+    if not isinstance(result, SolveResult):
+        raise TypeError(f"solve() returned {type(result).__name__}, expected SolveResult")
+    status = getattr(result.status, "value", result.status)
+    solution = None
+    if result.solution is not None:
+        solution = np.array(result.solution, dtype=np.int64, copy=True)
+        if mapping is not None:
+            solution = mapping.expand(solution)
+    return {"status": status if isinstance(status, str) else repr(status)[:80],
+            "solution": solution, "lower_bound": _plain_bound(result.lower_bound),
+            "note": result.note if isinstance(result.note, str) else repr(result.note)[:300]}
+
+
+@dataclass
+class WorkerSpec:
+    """What one worker runs: set in the parent, inherited through fork."""
+
+    backend: BackendLike
+    problem: Problem
+    deadline: float
+    seed: int
+    warm_start: Optional[np.ndarray]
+    t0: float
+    shared: Optional[SharedBest]
+    mapping: Optional[PlanMapping]
+    cores: int
+
+
+def worker_main(spec: WorkerSpec, conn: Connection) -> None:
+    """Body of a worker process: set up, run one backend and send everything back.
+
+    With a ``mapping`` the backend works on the presolved problem; every plan it reports or returns is
+    expanded to the original problem here, before the parent verifies it.
+    """
+    os.setpgrp()  # own process group: a kill at the deadline also reaches programs it started
+    die_with_parent()
+    os.environ[CORES_ENV] = str(max(1, spec.cores))
+    reporter = PipeReporter(conn, spec.t0, spec.shared, spec.mapping)
+    try:
+        if has_prepare(spec.backend):
+            t = time.perf_counter()
+            error = None
+            try:
+                spec.backend.prepare()
+            except Exception as exc:  # noqa: BLE001 -- told to the parent; solve may still work
+                error = f"{type(exc).__name__}: {exc}"
+            reporter.send(("prepared", time.perf_counter() - t, error), final=False)
+        warm = spec.warm_start
+        if spec.shared is not None:
+            fresher = reporter.best()  # the portfolio may have found better while we set up
+            warm = fresher if fresher is not None else warm
+        result = spec.backend.solve(spec.problem, spec.deadline, spec.seed, warm, reporter)
+        reporter.send(("done", _plain_result(result, spec.mapping)))
+    except BaseException:  # noqa: BLE001 -- everything goes back to the parent as text
+        reporter.send(("error", traceback.format_exc(limit=8)))
+    finally:
+        conn.close()
