@@ -262,24 +262,24 @@ def _select_backends(names: str | None, time_limit: float | None = None) -> list
     return chosen
 
 
-def _presolve_for_runner(prob: Problem, chosen: list, quiet: bool) -> tuple[object, dict | None]:
-    """Presolve for the backends that accept it, telling the user what happened."""
-    from .runner import presolve_for
-
-    presolved, info = presolve_for(prob, chosen)
-    if info and "error" in info:
-        console.print(f"[yellow]warning:[/] presolve failed, backends get the original problem: "
+def _presolve_message(prob: Problem, info: dict | None, quiet: bool) -> None:
+    """Tell the user what presolve (run under the deadline in a child process) did."""
+    if not info:
+        return
+    if "error" in info:
+        console.print(f"[yellow]warning:[/] presolve not used, backends got the original problem: "
                       f"{info['error']}", highlight=False, soft_wrap=True)
-    elif info and not quiet and presolved.reduced is not None:
+    elif info.get("note"):
+        console.print(f"[yellow]presolve:[/] {info['note']}", highlight=False, soft_wrap=True)
+    elif not quiet and "nodes" in info:
         console.print(f"presolve: {prob.num_nodes:,} nodes -> {info['nodes']:,} "
                       f"({info['free_nodes']:,} free), {info['edges']:,} edges, {info['seconds']:.2f} s")
-    return presolved, info
 
 
 def run_solve(problem_path: str | Path, time_limit: float, backends: str | None = None,
               workers: int | None = None, seed: int = 0, output: str | None = None,
               as_json: bool = False, quiet: bool = False, force: bool = False,
-              use_presolve: bool = True) -> int:
+              use_presolve: bool = True, early_stop: bool = True, policy: str | None = None) -> int:
     """Run the portfolio on a problem file and report; returns the exit code."""
     from .progress import LiveProgress, final_table
     from .runner import run_portfolio
@@ -288,10 +288,10 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
     _refuse_overwrite(output, force)
     chosen = _select_backends(backends, time_limit)
     prob, load_s = _load(problem_path)
-    presolved, presolve_info = None, None
-    if use_presolve:
-        presolved, presolve_info = _presolve_for_runner(prob, chosen, quiet)
-    kwargs = dict(start=start, workers=workers, seed=seed, presolved=presolved)
+    kwargs = dict(start=start, workers=workers, seed=seed, presolve=use_presolve,
+                  early_stop=early_stop)
+    if policy:
+        kwargs["policy"] = policy
     if quiet:
         result = run_portfolio(prob, chosen, time_limit, **kwargs)
     else:
@@ -299,7 +299,8 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
             result = run_portfolio(prob, chosen, time_limit, on_update=progress, **kwargs)
     doc = result.to_dict()
     doc.update(problem_path=str(problem_path), load_seconds=round(load_s, 3), seed=seed,
-               presolve=presolve_info)
+               presolve=result.presolve)
+    _presolve_message(prob, result.presolve, quiet)
     answer = format_contest(result.solution)
     write_error = None
     if output:
@@ -311,9 +312,13 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
         console.print(final_table(result))
         if result.solution is not None:
             console.print(f"best: [bold]{result.cost:,}[/] by {result.winner} "
-                          f"in {result.elapsed:.2f} s of {time_limit:g} s")
+                          f"in {result.elapsed:.2f} s of {time_limit:g} s"
+                          + (f"; {result.proof}" if result.proof else "")
+                          + (f"; stopped early: {result.stopped_early}" if result.stopped_early else ""),
+                          highlight=False)
         elif result.infeasible_proven_by:
-            console.print(f"[magenta]proven infeasible[/] by {result.infeasible_proven_by}")
+            console.print(f"[magenta]infeasible[/] (claimed by {result.infeasible_proven_by})",
+                          highlight=False)
         else:
             console.print("[yellow]no feasible plan found[/]")
     click.echo(json.dumps(doc, indent=2) if as_json else answer)
@@ -328,24 +333,29 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
 @click.option("--time-limit", "-t", type=click.FloatRange(min=0, min_open=True), default=60.0,
               show_default=True, help="Wall-clock seconds for the whole command, loading included.")
 @click.option("--backends", "-b", help="Comma-separated backend names (default: all available).")
-@click.option("--workers", "-w", type=click.IntRange(min=1), help="Parallel worker processes "
-              "(default: CPU count).")
+@click.option("--workers", "-w", type=click.IntRange(min=1), help="Cores the backends share "
+              "(default: all this process may use); every backend starts whatever the number.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed for randomised backends.")
 @click.option("--output", "-o", type=click.Path(), help="Write the result JSON here.")
 @click.option("--force", is_flag=True, help="Overwrite --output if it exists.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON on stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress or tables on stderr.")
 @click.option("--no-presolve", is_flag=True, help="Give every backend the original problem.")
+@click.option("--no-early-stop", is_flag=True, help="Run to the deadline even when the answer is "
+              "proven or an exact backend claims it optimal.")
+@click.option("--schedule", "policy", type=click.Choice(["share", "pin", "slices"]),
+              help="How backends share the cores when there are more than cores (default: share).")
 def solve(problem: str | None, time_limit: float, backends: str | None, workers: int | None,
           seed: int, output: str | None, force: bool, as_json: bool, quiet: bool,
-          no_presolve: bool) -> None:
+          no_presolve: bool, no_early_stop: bool, policy: str | None) -> None:
     """Find the cheapest feasible plan for PROBLEM (default: the bundled example).
 
     Backends run in parallel until one shared deadline; every plan is re-verified by the exact
     evaluator. The last stdout line is the plan `[s0, s1, ...]`, or `[]` when none was found.
     """
     sys.exit(run_solve(problem or bundled_example(), time_limit, backends, workers, seed, output,
-                       as_json, quiet, force, use_presolve=not no_presolve))
+                       as_json, quiet, force, use_presolve=not no_presolve,
+                       early_stop=not no_early_stop, policy=policy))
 
 
 @cli.command(name="backends")
