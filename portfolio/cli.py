@@ -110,6 +110,15 @@ def problem_summary(problem: Problem) -> dict:
     }
 
 
+def _limit_text(problem: Problem) -> str:
+    """'unlimited', or how the capacity of an extended (presolved) problem varies over time."""
+    cap = problem.capacity
+    if cap.is_unlimited:
+        return "unlimited"
+    return (f"varies over time: {len(cap.values):,} pieces from t={int(cap.times[0]):,}, "
+            f"{int(cap.values.min()):,} to {int(cap.values.max()):,}")
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="iopddl-portfolio")
 def cli() -> None:
@@ -144,7 +153,7 @@ def info(problem: str, as_json: bool) -> None:
         ("time horizon", f"[{summary['time_horizon'][0]:,}, {summary['time_horizon'][1]:,})"),
         ("distinct time points", f"{summary['distinct_time_points']:,} "
          f"({summary['zero_length_intervals']:,} zero-length intervals)"),
-        ("usage limit", "unlimited" if summary["usage_limit"] is None else f"{summary['usage_limit']:,}"),
+        ("usage limit", _limit_text(prob) if summary["usage_limit"] is None else f"{summary['usage_limit']:,}"),
         ("min-usage peak", f"{summary['min_usage_peak']:,}"),
         ("memory tightness", "n/a" if tight is None else f"{tight:.3f}  (min-usage peak / limit)"),
         ("load time", f"{seconds:.2f} s"),

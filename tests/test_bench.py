@@ -149,7 +149,7 @@ def test_failing_tasks_do_not_stop_the_sweep(instances, tmp_path, faulty_plugins
 
 def test_task_that_outlives_its_limit_is_killed_and_recorded(tmp_path, monkeypatch):
     """The child blocks forever opening a FIFO; the supervisor kills it after limit + grace."""
-    monkeypatch.setattr(bench, "GRACE_MIN", 0.5)
+    monkeypatch.setattr(bench.task, "GRACE_MIN", 0.5)  # read where the supervisor runs
     fifo = tmp_path / "never.json"
     os.mkfifo(fifo)
     task = Task("never", str(fifo), "minusage", ("minusage",), 0, 0, 0.5, 1)
@@ -279,7 +279,7 @@ def test_dask_single_thread_cluster_still_runs_there(instances, tmp_path):
 
 def test_unreachable_dask_scheduler_is_a_one_line_error(instances, tmp_path, monkeypatch):
     pytest.importorskip("distributed")
-    monkeypatch.setattr(bench, "DASK_CONNECT_TIMEOUT", 1.0)
+    monkeypatch.setattr(bench.parallel, "DASK_CONNECT_TIMEOUT", 1.0)
     res = invoke("bench", instances / "example.json", "-b", "minusage", "-t", LIMIT, "--name", "x",
                  "--runs-dir", tmp_path, "--dask-scheduler", "tcp://127.0.0.1:9", "-q")
     assert res.exit_code == 2 and "Dask scheduler" in res.stderr

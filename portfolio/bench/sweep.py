@@ -1,0 +1,150 @@
+"""The sweep: plan the tasks, skip the finished ones, run the rest and stream every row to disk."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import json
+import os
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+from ..results import read_rows
+from .environment import git_revision, machine_info, now_iso, package_versions
+from .parallel import parallel_rows
+from .plan import (PLUGINS_ENV, BenchError, expand_instances, plan_tasks, resolve_configurations,
+                   resolve_instances)
+from .progress import SweepProgress
+from .storage import (FORMAT_VERSION, META, RESULTS, merge_named, prepare_folder, repair_tail,
+                      row_key, solution_file, write_json_atomic)
+from .task import GRACE_MIN
+
+
+@dataclass
+class SweepResult:
+    folder: Path
+    total: int
+    skipped: int
+    finished: int
+    statuses: dict[str, int] = field(default_factory=dict)
+    interrupted: bool = False
+    moved_old_to: Optional[Path] = None
+
+
+
+def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]] = None,
+              portfolio: bool = False, time_limit: Optional[float] = None,
+              contest_timeouts: bool = False, seeds: Sequence[int] = (0,), repeat: int = 1,
+              jobs: Optional[int] = None, name: Optional[str] = None, runs_dir: str | Path = "runs",
+              resume: bool = False, force: bool = False, dask_scheduler: Optional[str] = None,
+              console=None, command: Optional[list[str]] = None,
+              on_row: Optional[Callable[[dict], None]] = None) -> SweepResult:
+    """Plan and run a sweep, streaming rows to ``runs_dir/name/results.jsonl``.
+
+    ``console``: a rich console for the progress display (None: no display). Raises
+    :class:`BenchError` for bad input before anything runs. On KeyboardInterrupt the finished rows stay
+    and the result says ``interrupted``.
+    """
+    if repeat < 1:
+        raise BenchError("--repeat must be at least 1")
+    paths = expand_instances(instances)
+    insts = resolve_instances(paths, time_limit, contest_timeouts)
+    configs = resolve_configurations(backends, portfolio)
+    distributed = dask_scheduler is not None
+    if jobs is None:
+        jobs = -1 if distributed else 1
+    if jobs == 0 or jobs < -1:
+        raise BenchError("--jobs must be a positive number")
+    plan_jobs = jobs if jobs > 0 else (os.cpu_count() or 1)
+    tasks = plan_tasks(insts, configs, list(seeds), repeat, plan_jobs, distributed)
+
+    name = name or _dt.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
+    if not name or "/" in name or name in (".", ".."):
+        raise BenchError(f"bad run name {name!r}")
+    folder = Path(runs_dir) / name
+    results_path = folder / RESULTS
+
+    old_meta: dict = {}
+    if resume and (folder / META).exists():
+        with contextlib.suppress(OSError, json.JSONDecodeError):
+            old_meta = json.loads((folder / META).read_text())
+    moved = prepare_folder(folder, resume, force)
+    repair_tail(results_path)
+    done_rows, _ = read_rows(results_path)
+    done: dict[tuple, dict] = {row_key(r): r for r in done_rows}
+    for task in tasks:
+        old = done.get(task.key)
+        if old is not None and float(old.get("time_limit", task.time_limit)) != task.time_limit:
+            raise BenchError(f"{folder}: {task.instance} / {task.configuration} ran with a time limit of "
+                             f"{old.get('time_limit')} s, not {task.time_limit:g} s; resume with the "
+                             f"same limits or use another --name")
+    todo = [t for t in tasks if t.key not in done]
+    skipped = len(tasks) - len(todo)
+
+    session = {"started": now_iso(), "command": command or sys.argv, "tasks_planned": len(tasks),
+               "tasks_skipped": skipped, "jobs": jobs, "dask_scheduler": dask_scheduler,
+               "machine": machine_info(), "status": "running"}
+    meta = {
+        "format": FORMAT_VERSION,
+        "name": name,
+        "created": old_meta.get("created", session["started"]),
+        "status": "running",
+        "instances": merge_named(old_meta.get("instances", []), [asdict(i) for i in insts]),
+        "configurations": merge_named(old_meta.get("configurations", []),
+                                       [{"name": c.name, "backends": list(c.backends)} for c in configs]),
+        "seeds": sorted(set(old_meta.get("seeds", [])) | set(seeds)),
+        "repeat": max(int(old_meta.get("repeat", 0)), repeat),
+        "time_limit": {"mode": "contest" if contest_timeouts else "fixed", "seconds": time_limit},
+        "plugins_env": os.environ.get(PLUGINS_ENV),
+        "versions": package_versions(),
+        "git": git_revision(),
+        "sessions": old_meta.get("sessions", []) + [session],
+    }
+    write_json_atomic(folder / META, meta)
+
+    result = SweepResult(folder, len(tasks), skipped, 0, moved_old_to=moved)
+    guard = max(t.time_limit for t in tasks) * 1.5 + GRACE_MIN + 120.0
+    display = SweepProgress(console, len(tasks), skipped, [i.name for i in insts]) if console else None
+    if display:
+        for task in tasks:
+            if task.key in done:
+                display.note_best(done[task.key])
+    status = "complete"
+    try:
+        with (display or contextlib.nullcontext()), results_path.open("a", encoding="utf-8") as out:
+            if todo:
+                for row in parallel_rows(todo, jobs, dask_scheduler, guard):
+                    solution = row.pop("solution", None)
+                    if solution is not None:
+                        sol_path = solution_file(folder, row)
+                        sol_path.parent.mkdir(exist_ok=True)
+                        sol_path.write_text("[" + ", ".join(map(str, solution)) + "]\n")
+                        row["solution_file"] = str(sol_path.relative_to(folder))
+                    out.write(json.dumps(row, separators=(",", ":")) + "\n")
+                    out.flush()
+                    os.fsync(out.fileno())
+                    result.finished += 1
+                    result.statuses[row["status"]] = result.statuses.get(row["status"], 0) + 1
+                    if display:
+                        display.update(row)
+                    if on_row:
+                        on_row(row)
+    except KeyboardInterrupt:
+        status = "interrupted"
+        result.interrupted = True
+    except BenchError:
+        status = "failed"
+        raise
+    except Exception as exc:
+        status = "failed"
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise BenchError(f"the sweep stopped: {type(exc).__name__}: {first}; the {result.finished} "
+                         f"finished tasks are kept, rerun with --resume to continue") from exc
+    finally:
+        session.update(status=status, finished=now_iso(), tasks_run=result.finished)
+        meta["status"] = status
+        write_json_atomic(folder / META, meta)
+    return result
+
