@@ -11,8 +11,10 @@ The model (one per Problem, a full presolved instance or an LNS window; see
   120 s with the weak form; see docs/benchmarks.md). A factor whose residual is zero everywhere but
   that forbids some pairs needs no entry variables: its forbidden pairs become clauses;
 * memory, above every interval's least usage, at the points where it can bind: explicit rows
-  (``rows``), a running sum with one usage variable per interval (``sweep``, O(intervals + points)
-  terms) or ``AddCumulative`` (``cumulative``); ``auto`` takes rows while they are small.
+  (``rows``), the rows of binding points only, added whenever a solution violates another point
+  (``lazy``, see :class:`LazyRows`), a running sum with one usage variable per interval
+  (``sweep``, O(intervals + points) terms) or ``AddCumulative`` (``cumulative``); ``auto`` takes
+  rows while they are small and lazy rows above that (measured: docs/benchmarks.md).
 
 Objective integrality: CP-SAT works in int64. Before building, the exact (Python int) range of the
 objective is checked against 2**62 (:meth:`ExactModel.objective_range`); above it the engine says
@@ -32,7 +34,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from portfolio.backend import Capabilities
-from portfolio.evaluate import evaluate
+from portfolio.evaluate import evaluate, range_sum
 from portfolio.exact import ExactBackend, ExactOutcome, ModelSize
 from portfolio.exactmodel import ExactModel, build_exact_model
 from portfolio.hookspecs import hookimpl
@@ -42,7 +44,8 @@ OBJECTIVE_LIMIT = 2**62
 """Largest objective range (above the constant offset) handed to CP-SAT's int64 arithmetic."""
 
 ROWS_TERMS_LIMIT = 300_000
-"""``auto`` memory encoding: explicit rows while they need at most this many terms, else ``sweep``."""
+"""``auto`` memory encoding: explicit rows while they need at most this many terms, else ``lazy``
+(rows of binding points added on demand; measured against ``sweep`` and ``cumulative`` on A)."""
 
 BUDGET = ModelSize(variables=400_000, constraints=400_000, terms=4_000_000)
 """Largest model built (about 20 s of Python model building on the 2-core reference machine);
@@ -80,8 +83,21 @@ def estimate_size(problem: Problem) -> ModelSize:
                      terms=strategies + entries * (1 + int(arity.max(initial=2))) + memory_terms)
 
 
-DEFAULT_PARAMETERS: dict = {}
-"""CP-SAT parameters set on every solve (measured choices; see docs/benchmarks.md)."""
+SUBSOLVERS = ["max_lp", "core", "default_lp", "quick_restart", "no_lp", "pseudo_costs",
+              "reduced_costs", "lb_tree_search"]
+"""Full-problem workers in the order they are given to the threads the runner allots.
+
+Measured on presolved B and G (docs/benchmarks.md): the strongest LP (``max_lp``: linearization
+level 2, which carries the marginal linking's local polytope) is what proves optimality; the
+default single worker (level 1) and the default two-worker mix never proved B in 60 s. With a
+second core, the core-guided worker raises the bound from the other side."""
+
+
+def default_parameters(threads: int) -> dict:
+    """CP-SAT parameters for ``threads`` workers (measured choices; see docs/benchmarks.md)."""
+    if threads <= 1:
+        return {"linearization_level": 2}
+    return {"subsolvers": SUBSOLVERS[:threads]}
 
 
 class CpSatEngine:
@@ -91,12 +107,12 @@ class CpSatEngine:
 
     def __init__(self, memory: str = "auto", linking: str = "marginal",
                  budget: ModelSize = BUDGET, parameters: Optional[dict] = None) -> None:
-        if memory not in ("auto", "rows", "sweep", "cumulative"):
+        if memory not in ("auto", "rows", "lazy", "sweep", "cumulative"):
             raise ValueError(f"unknown memory encoding {memory!r}")
         if linking not in ("marginal", "weak"):
             raise ValueError(f"unknown edge linking {linking!r}")
         self.memory, self.linking, self._budget = memory, linking, budget
-        self.parameters = dict(DEFAULT_PARAMETERS if parameters is None else parameters)
+        self.parameters = parameters
 
     def estimate(self, problem: Problem) -> ModelSize:
         return estimate_size(problem)
@@ -191,7 +207,9 @@ class CpSatEngine:
             return "none", 0
         mode = self.memory
         if mode == "auto":
-            mode = "rows" if mem.terms <= ROWS_TERMS_LIMIT else "sweep"
+            mode = "rows" if mem.terms <= ROWS_TERMS_LIMIT else "lazy"
+        if mode == "lazy":
+            return "lazy", 0
 
         def usage_expr(r: int):
             i = int(mem.node[r])
@@ -284,24 +302,24 @@ class CpSatEngine:
         if md.objective_range() >= OBJECTIVE_LIMIT:
             return ExactOutcome("unknown", note="objective range exceeds CP-SAT's int64 arithmetic")
         model, xvar, build_stats = self.build(md)
+        lazy = build_stats["memory"] == "lazy"
+        rows = LazyRows(md, xvar) if lazy else None
         so = problem.strategy_offsets
         n = problem.num_nodes
         node_of = np.repeat(np.arange(n), problem.strategy_counts)
         strat_of = np.arange(len(problem.node_costs)) - so[node_of]
         gidx = np.array([g for g, v in enumerate(xvar) if v is not None], dtype=np.int64)
         vidx = np.array([xvar[g].index for g in gidx], dtype=np.int64)
-        if hint is not None:
-            h = np.asarray(hint, dtype=np.int64)
-            chosen = so[:-1] + h
+
+        def set_hint(plan: Optional[np.ndarray]) -> None:
+            model.clear_hints()
+            if plan is None:
+                return
+            chosen = so[:-1] + np.asarray(plan, dtype=np.int64)
             hinted = np.zeros(len(problem.node_costs), dtype=bool)
             hinted[chosen] = True
             for g in gidx.tolist():
                 model.add_hint(xvar[g], bool(hinted[g]))
-        build_s = time.monotonic() - t0
-        stats = {**md.stats, **build_stats, "build_s": round(build_s, 3)}
-        remaining = stop_at - time.monotonic()
-        if remaining <= 0.05:
-            return ExactOutcome("unknown", note="model building used the time", stats=stats)
 
         def decode(values: np.ndarray) -> np.ndarray:
             plan = np.zeros(n, dtype=np.int64)
@@ -309,59 +327,179 @@ class CpSatEngine:
             plan[node_of[on]] = strat_of[on]
             return plan
 
-        best_cost: list[Optional[int]] = [None]
+        best: list = [None, None]  # cost, plan of the best plan feasible in the full problem
 
         class _Callback(cp_model.CpSolverSolutionCallback):
             def on_solution_callback(self) -> None:  # noqa: N802 (OR-tools' name)
-                values = np.asarray(self.response_proto.solution, dtype=np.int64)
-                plan = decode(values)
-                cost = evaluate(problem, plan).cost
-                if best_cost[0] is None or cost < best_cost[0]:
-                    best_cost[0] = cost
+                plan = decode(np.asarray(self.response_proto.solution, dtype=np.int64))
+                ev = evaluate(problem, plan)
+                if ev.feasible and (best[0] is None or ev.cost < best[0]):
+                    best[0], best[1] = ev.cost, plan
                     on_solution(plan)
 
-        solver = cp_model.CpSolver()
-        solver.parameters.max_time_in_seconds = max(0.05, remaining)
-        solver.parameters.num_workers = max(1, int(threads))
-        solver.parameters.random_seed = int(seed) % (2**31)
-        solver.parameters.log_search_progress = False
-        for key, value in self.parameters.items():
-            if isinstance(value, list):
-                getattr(solver.parameters, key).extend(value)
-            else:
-                setattr(solver.parameters, key, value)
-        # a watchdog in case CP-SAT overruns its own limit (presolve of huge models)
-        timer = threading.Timer(remaining + 1.0, solver.stop_search)
-        timer.daemon = True
-        timer.start()
-        try:
-            status = solver.solve(model, _Callback())
-        finally:
-            timer.cancel()
-        stats["solve_s"] = round(solver.wall_time, 3)
-        stats["conflicts"] = int(solver.num_conflicts)
-        name = solver.status_name(status)
-        bound = None
-        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) or math.isfinite(
-                solver.best_objective_bound):
+        start = np.asarray(hint, dtype=np.int64) if hint is not None else None
+        if start is not None and len(start) == n:
+            ev = evaluate(problem, start)
+            if ev.feasible and not ev.has_forbidden:
+                best[0], best[1] = ev.cost, start.copy()
+        if rows is not None:
+            rows.add(model, rows.initial(start if start is not None else
+                                         np.asarray(problem.min_usage_strategies)))
+        set_hint(start)
+        stats = {**md.stats, **build_stats, "build_s": round(time.monotonic() - t0, 3),
+                 "solve_s": 0.0, "conflicts": 0, "rounds": 0}
+        bound: Optional[int] = None
+        name = "not run"
+        while True:
+            remaining = stop_at - time.monotonic()
+            if remaining <= 0.05:
+                break
+            solver = cp_model.CpSolver()
+            solver.parameters.max_time_in_seconds = max(0.05, remaining)
+            solver.parameters.num_workers = max(1, int(threads))
+            solver.parameters.random_seed = int(seed) % (2**31)
+            solver.parameters.log_search_progress = False
+            chosen = self.parameters if self.parameters is not None else default_parameters(threads)
+            for key, value in chosen.items():
+                if isinstance(value, list):
+                    getattr(solver.parameters, key).extend(value)
+                else:
+                    setattr(solver.parameters, key, value)
+            # a watchdog in case CP-SAT overruns its own limit (presolve of huge models)
+            timer = threading.Timer(remaining + 1.0, solver.stop_search)
+            timer.daemon = True
+            timer.start()
+            try:
+                status = solver.solve(model, _Callback())
+            finally:
+                timer.cancel()
+            stats["rounds"] += 1
+            stats["solve_s"] = round(stats["solve_s"] + solver.wall_time, 3)
+            stats["conflicts"] += int(solver.num_conflicts)
+            name = solver.status_name(status)
             b = solver.best_objective_bound
-            if math.isfinite(b):
-                fb = math.floor(b)
-                if abs(b) >= 2**53:
-                    fb = math.floor(b - math.ulp(b))
-                bound = md.offset + int(fb)
-        if status == cp_model.INFEASIBLE:
-            return ExactOutcome("infeasible", note="no plan without forbidden choices fits in "
-                                "memory", stats=stats)
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            if status != cp_model.INFEASIBLE and math.isfinite(b):
+                # every lazy round solves a relaxation: its bound holds for the full problem
+                fb = math.floor(b) if abs(b) < 2**53 else math.floor(b - math.ulp(b))
+                bound = md.offset + int(fb) if bound is None else max(bound, md.offset + int(fb))
+            if status == cp_model.INFEASIBLE:
+                stats["memory_rows"] = rows.count if rows is not None else None
+                return ExactOutcome("infeasible", note="no plan without forbidden choices fits "
+                                    "in memory", stats=stats)
+            if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                break
+            plan = decode(np.asarray(solver.response_proto.solution, dtype=np.int64))
+            ev = evaluate(problem, plan)
+            if ev.feasible:
+                if best[0] is None or ev.cost < best[0]:
+                    best[0], best[1] = ev.cost, plan
+                    on_solution(plan)
+                if status == cp_model.OPTIMAL:
+                    bound = ev.cost  # optimal for a relaxation and feasible: optimal
+                break
+            if rows is None:  # cannot happen: the full model forbids every infeasible plan
+                raise AssertionError("CP-SAT returned a plan that violates memory")
+            added = rows.add(model, rows.violated(plan))
+            if not added:
+                raise AssertionError("no violated memory row found for an infeasible plan")
+            set_hint(best[1])
+        if rows is not None:
+            stats["memory_rows"] = rows.count
+        if best[1] is None:
             return ExactOutcome("unknown", bound=bound, note=f"CP-SAT: {name}", stats=stats)
-        values = np.asarray(solver.response_proto.solution, dtype=np.int64)
-        plan = decode(values)
-        ev = evaluate(problem, plan)
-        if status == cp_model.OPTIMAL:
-            bound = ev.cost  # the model's objective equals the exact cost (module docstring)
-        return ExactOutcome("optimal" if status == cp_model.OPTIMAL else "feasible", plan,
-                            ev.cost, bound, note=f"CP-SAT: {name}", stats=stats)
+        status_out = "optimal" if bound is not None and bound >= best[0] else "feasible"
+        if status_out == "optimal":
+            bound = best[0]
+        return ExactOutcome(status_out, best[1], best[0], bound, note=f"CP-SAT: {name}",
+                            stats=stats)
+
+
+class LazyRows:
+    """Memory rows added on demand (``lazy`` encoding): the instance's few binding time points.
+
+    On instances like A (282 free nodes, 16k time points, ~2,700 live intervals each) the explicit
+    rows need 10**8 terms; almost all of them never bind. The model starts with the rows of the
+    points where the starting plan has the least slack; whenever CP-SAT returns a plan that
+    violates memory, the rows of its most violated points are added and the solve resumes. Every
+    round solves a relaxation, so its bound is valid, and an optimum of a relaxation that fits in
+    memory is optimal for the full problem.
+    """
+
+    BATCH = 48
+
+    def __init__(self, md: ExactModel, xvar: list) -> None:
+        mem = md.memory
+        so = md.problem.strategy_offsets
+        self.md, self.xvar = md, xvar
+        self.added: set[int] = set()
+        g_parts, c_parts, counts = [], [], []
+        for r in range(len(mem.node)):
+            c = mem.coef[r]
+            nz = np.flatnonzero(c)
+            g_parts.append(int(so[int(mem.node[r])]) + nz)
+            c_parts.append(c[nz])
+            counts.append(len(nz))
+        self.flat_g = np.concatenate(g_parts) if g_parts else np.zeros(0, dtype=np.int64)
+        self.flat_c = np.concatenate(c_parts) if c_parts else np.zeros(0, dtype=np.int64)
+        self.ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+
+    @property
+    def count(self) -> int:
+        return len(self.added)
+
+    def usage(self, plan: np.ndarray) -> np.ndarray:
+        """Usage above the least usages at every kept point under ``plan``."""
+        mem = self.md.memory
+        so = self.md.problem.strategy_offsets
+        per = np.array([int(c[plan[int(i)]]) for c, i in zip(mem.coef, mem.node.tolist())],
+                       dtype=np.int64)
+        return range_sum(mem.lo, mem.hi, per, len(mem.rhs)) if len(mem.rhs) else per[:0]
+
+    def _pick(self, score: np.ndarray) -> list[int]:
+        """Up to BATCH new points, best score first, at most one per run of equal-score points."""
+        order = np.argsort(-score, kind="stable")
+        out: list[int] = []
+        for k in order.tolist():
+            if len(out) >= self.BATCH or score[k] <= -np.inf:
+                break
+            if k in self.added:
+                continue
+            if out and any(abs(k - j) <= 1 and score[j] == score[k] for j in out):
+                continue
+            out.append(k)
+        return out
+
+    def initial(self, plan: np.ndarray) -> list[int]:
+        mem = self.md.memory
+        slack = mem.rhs - self.usage(plan)
+        return self._pick(-slack.astype(np.float64))
+
+    def violated(self, plan: np.ndarray) -> list[int]:
+        mem = self.md.memory
+        over = (self.usage(plan) - mem.rhs).astype(np.float64)
+        over[over <= 0] = -np.inf
+        return self._pick(over)
+
+    def add(self, model, points: list[int]) -> int:
+        from ortools.sat.python import cp_model
+
+        mem = self.md.memory
+        nvars = len(self.xvar)
+        added = 0
+        for k in points:
+            if k in self.added:
+                continue
+            live = np.flatnonzero((mem.lo <= k) & (k < mem.hi))
+            idx = np.concatenate([np.arange(self.ptr[r], self.ptr[r + 1]) for r in live]) \
+                if len(live) else np.zeros(0, dtype=np.int64)
+            row = np.zeros(nvars, dtype=np.int64)
+            np.add.at(row, self.flat_g[idx], self.flat_c[idx])
+            nz = np.flatnonzero(row)
+            model.add(cp_model.LinearExpr.weighted_sum([self.xvar[g] for g in nz.tolist()],
+                                                       row[nz].tolist()) <= int(mem.rhs[k]))
+            self.added.add(k)
+            added += 1
+        return added
 
 
 class CpSatBackend(ExactBackend):

@@ -52,11 +52,23 @@ def check_against_brute(problem: Problem, memory: str) -> None:
         assert evaluate(problem, plan).feasible
 
 
-@pytest.mark.parametrize("memory", ["rows", "sweep", "cumulative"])
+@pytest.mark.parametrize("memory", ["rows", "lazy", "sweep", "cumulative"])
 @EXACT
 @given(problem=tiny(general=True))
 def test_optimal_matches_brute_force(memory, problem):
     check_against_brute(problem, memory)
+
+
+@EXACT
+@given(problem=tiny(general=True))
+def test_lazy_rows_one_at_a_time_still_exact(problem):
+    """With one row per round, the lazy loop must add violated rows until the plan fits."""
+    saved = cpsat.LazyRows.BATCH
+    cpsat.LazyRows.BATCH = 1
+    try:
+        check_against_brute(problem, "lazy")
+    finally:
+        cpsat.LazyRows.BATCH = saved
 
 
 @EXACT

@@ -1,0 +1,149 @@
+"""The cpsat backend on the shared contest instances: model sizes, proofs, LNS after local search.
+
+    python benchmarks/cpsat.py sizes [--instances A,B,G,K,M,N,S]
+        model size per presolved instance and memory encoding (variables, constraints, terms of
+        the memory part, build seconds) and whether the full model fits the budget
+    python benchmarks/cpsat.py prove [--instances B,G,A] [--threads 1]
+        the full model under the contest limit (B, A 60 s, G 120 s, ...): status, cost, bound,
+        time to the proof
+    python benchmarks/cpsat.py lns [--instances ...] [--seconds 60] [--seeds 0]
+        localsearch for --seconds, then cpsat warm-started from its plan for --seconds more:
+        cost before and after, windows tried/improved (from the backend's note)
+
+Each run is in this process (one backend, ``--threads`` cores for CP-SAT). Prints markdown tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+def reference() -> dict[str, dict]:
+    path = SHARED / "reference" / "best_known.csv"
+    with path.open() as fh:
+        return {row["benchmark"].rsplit("-", 1)[-1]: row for row in csv.DictReader(fh)}
+
+
+def load(name: str):
+    from portfolio.io import load_problem
+    from portfolio.presolve import presolve
+
+    problem = load_problem(SHARED / "benchmarks" / f"asplos-2025-iopddl-{name}.json.gz")
+    return problem, presolve(problem)
+
+
+def sizes(names: list[str]) -> None:
+    from portfolio.exactmodel import build_exact_model
+    from portfolio_plugins.cpsat import BUDGET, CpSatEngine
+
+    print("| inst | free nodes | factors | entry vars | memory points | encoding | variables | "
+          "constraints | memory terms | build s | fits budget |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for name in names:
+        _, pre = load(name)
+        red = pre.reduced
+        engine = CpSatEngine()
+        fits = engine.estimate(red).within(BUDGET)
+        md = build_exact_model(red)
+        for memory in ("rows", "sweep", "cumulative"):
+            if memory == "rows" and md.memory.terms > 3_000_000:
+                print(f"| {name} | {int((red.strategy_counts > 1).sum())} | {len(md.factors)} | "
+                      f"{md.stats['factor_entries']:,} | {len(md.memory.rhs):,} | rows | - | - | "
+                      f"{md.memory.terms:,} | (not built) | {fits} |")
+                continue
+            if not fits and memory != "sweep":
+                continue
+            t0 = time.perf_counter()
+            model, _, stats = CpSatEngine(memory=memory).build(md)
+            built = time.perf_counter() - t0
+            proto = model.proto
+            print(f"| {name} | {int((red.strategy_counts > 1).sum())} | {len(md.factors)} | "
+                  f"{md.stats['factor_entries']:,} | {len(md.memory.rhs):,} | {memory} | "
+                  f"{len(proto.variables):,} | {len(proto.constraints):,} | "
+                  f"{stats['memory_terms']:,} | {built:.1f} | {fits} |")
+
+
+def prove(names: list[str], threads: int, seconds: float | None) -> None:
+    from portfolio.backend import NullReporter
+    from portfolio.exact import solve_with_engine
+    from portfolio_plugins.cpsat import CpSatEngine
+
+    ref = reference()
+    print("| inst | limit s | status | cost | best known | lower bound | gap | time s | note |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name in names:
+        problem, pre = load(name)
+        limit = seconds or float(ref[name]["timeout_s"])
+        t0 = time.time()
+        result = solve_with_engine(CpSatEngine(), pre.reduced, t0 + limit, 0, None,
+                                   NullReporter(), threads=threads)
+        spent = time.time() - t0
+        from portfolio.evaluate import evaluate
+
+        cost = evaluate(problem, pre.expand(result.solution)).cost if result.solution is not None \
+            else None
+        lb = result.lower_bound
+        gap = f"{(cost - lb) / cost:.4%}" if cost and lb is not None else "-"
+        print(f"| {name} | {limit:.0f} | {result.status.value} | {cost:,} | "
+              f"{int(ref[name]['best_known_cost']):,} | {lb if lb is None else f'{lb:,}'} | {gap} | "
+              f"{spent:.1f} | {result.note[:80]} |")
+
+
+def lns(names: list[str], seconds: float, seeds: list[int]) -> None:
+    from portfolio.backend import NullReporter
+    from portfolio.evaluate import evaluate
+    from portfolio.exact import solve_with_engine
+    from portfolio.kernels.engine import warmup
+    from portfolio_plugins.cpsat import CpSatEngine
+    from portfolio_plugins.localsearch import LocalSearchBackend
+
+    warmup()
+    ref = reference()
+    print("| inst | seed | localsearch cost | + cpsat LNS cost | change | windows | improved | "
+          "best known |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name in names:
+        problem, pre = load(name)
+        red = pre.reduced
+        for seed in seeds:
+            ls = LocalSearchBackend().solve(red, time.time() + seconds, seed, None,
+                                            NullReporter())
+            before = evaluate(red, ls.solution).cost
+            result = solve_with_engine(CpSatEngine(), red, time.time() + seconds, seed,
+                                       ls.solution, NullReporter(), threads=1)
+            after = evaluate(problem, pre.expand(result.solution)).cost
+            m = re.search(r"LNS: (\d+) windows, (\d+) improved", result.note)
+            tried, improved = (m.group(1), m.group(2)) if m else ("-", "-")
+            print(f"| {name} | {seed} | {before:,} | {after:,} | {(after - before) / before:+.3%} | "
+                  f"{tried} | {improved} | {int(ref[name]['best_known_cost']):,} |", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=["sizes", "prove", "lns"])
+    parser.add_argument("--instances", default=None)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--seconds", type=float, default=None)
+    parser.add_argument("--seeds", default="0")
+    args = parser.parse_args()
+    if args.what == "sizes":
+        sizes((args.instances or "A,B,G,K,M,N,S").split(","))
+    elif args.what == "prove":
+        prove((args.instances or "B,G,A").split(","), args.threads, args.seconds)
+    else:
+        lns((args.instances or "A,B,G,K,M,N,S").split(","), args.seconds or 60.0,
+            [int(s) for s in args.seeds.split(",")])
+
+
+if __name__ == "__main__":
+    np.seterr(all="ignore")
+    main()
