@@ -185,3 +185,135 @@ ALL = [BruteForce(), BruteForceReduced(), Enumerate(), *FAULTY, WarmStartSpy()]
 @hookimpl
 def portfolio_backends():
     return ALL
+
+
+# ---------------------------------------------------------------------------------- issue 12 and 14
+class ClaimsInfeasible(_Test):
+    """An exact backend that claims infeasibility of any instance, at once."""
+
+    name = "claims-infeasible"
+    capabilities = Capabilities(exact=True)
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        return SolveResult(Status.INFEASIBLE_PROVEN)
+
+
+class QuickFalseOptimum(_Test):
+    """An exact backend that calls the min-usage plan optimal at once (465 on the example)."""
+
+    name = "quick-false-optimum"
+    capabilities = Capabilities(exact=True)
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        return SolveResult(Status.OPTIMAL, np.array(problem.min_usage_strategies),
+                           lower_bound=int(evaluate(problem, problem.min_usage_strategies).cost))
+
+
+class OptimumThenFalseBound(BruteForce):
+    """Reports the true optimum (verified), then claims a lower bound above it."""
+
+    name = "optimum-then-false-bound"
+    capabilities = Capabilities()
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        result = super().solve(problem, deadline, seed, warm_start, report)
+        return SolveResult(Status.FEASIBLE, result.solution, lower_bound=10**9)
+
+
+class OddBound(BruteForce):
+    """Finds the optimum honestly, then returns it with a malformed lower bound (set per instance)."""
+
+    capabilities = Capabilities()
+
+    def __init__(self, bound, name="odd-bound"):
+        self.bound, self.name = bound, name
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        result = super().solve(problem, deadline, seed, warm_start, report)
+        return SolveResult(Status.FEASIBLE, result.solution, lower_bound=self.bound)
+
+
+class FloodsReports(_Test):
+    """Reports plans as fast as it can until the deadline (the reporter must throttle them)."""
+
+    name = "floods"
+    capabilities = Capabilities(anytime=True)
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        plan = np.array(problem.min_usage_strategies)
+        n = 0
+        while time.time() < deadline:
+            report(plan, f"flood {n}")
+            n += 1
+        return SolveResult(Status.FEASIBLE, plan, note=f"{n} reports")
+
+
+class SendsGarbage(_Test):
+    """Writes malformed messages straight into its pipe (a plugin can reach the reporter's conn)."""
+
+    name = "sends-garbage"
+
+    def __init__(self, message=("incumbent", float("nan"), None, None), name="sends-garbage"):
+        self.message, self.name = message, name
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        report.conn.send(self.message)
+        time.sleep(0.5)
+        return SolveResult(Status.FEASIBLE, np.array(problem.min_usage_strategies))
+
+
+class PrepareHangs(BruteForce):
+    name = "prepare-hangs"
+    capabilities = Capabilities()
+
+    def prepare(self):
+        while True:
+            time.sleep(0.05)
+
+
+class PrepareRaises(Enumerate):
+    name = "prepare-raises"
+
+    def prepare(self):
+        raise RuntimeError("boom in prepare")
+
+
+class PrepareSegfaults(Enumerate):
+    name = "prepare-segfaults"
+
+    def prepare(self):
+        faulthandler.disable()
+        ctypes.string_at(0)
+
+
+class Spin(_Test):
+    """Burns CPU until the deadline; its note says how many cores the runner gave it."""
+
+    capabilities = Capabilities(anytime=True)
+
+    def __init__(self, name="spin", threads=False):
+        self.name = name
+        if threads:
+            self.capabilities = Capabilities(anytime=True, threads=True)
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        from portfolio.backend import allotted_cores
+
+        report(np.array(problem.min_usage_strategies), "spinning")
+        x = 0
+        while time.time() < deadline - 0.05:
+            for _ in range(10000):
+                x += 1
+        return SolveResult(Status.FEASIBLE, np.array(problem.min_usage_strategies),
+                           note=f"cores={allotted_cores()} seed={seed}")
+
+
+class RandomSpin(Spin):
+    def __init__(self, name="random-spin"):
+        super().__init__(name)
+        self.capabilities = Capabilities(anytime=True, randomized=True)
+
+
+NEW = [ClaimsInfeasible(), QuickFalseOptimum(), OptimumThenFalseBound(), FloodsReports(),
+       SendsGarbage(), PrepareHangs(), PrepareRaises(), PrepareSegfaults(), Spin(), Spin("spin-2")]
+ALL.extend(NEW)

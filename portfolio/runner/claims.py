@@ -32,11 +32,13 @@ class Claim:
     false: bool = False
     why_false: str = ""
 
-    def describe(self) -> str:
+    def what(self) -> str:
         if self.kind == INFEASIBLE:
-            return f"infeasible (claimed by {self.source})"
-        word = "optimal at" if self.kind == OPTIMAL else "lower bound"
-        return f"{word} {self.value:,} (claimed by {self.source})"
+            return "infeasible"
+        return f"{'optimal at' if self.kind == OPTIMAL else 'lower bound'} {self.value:,}"
+
+    def describe(self) -> str:
+        return f"{self.what()} (claimed by {self.source})"
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "source": self.source, "value": self.value, "time": self.time,

@@ -166,8 +166,9 @@ class Portfolio:
             run = self.runs.get(claim.source)
             if run is None:
                 continue
-            run.note = f"false claim: {claim.describe()}; {claim.why_false}" + (
-                f" ({run.note})" if run.note and not run.note.startswith("false claim") else "")
+            earlier = run.note.split(" || ", 1)[-1] if run.note.startswith("false claim") else run.note
+            false = ", ".join(c.what() for c in run.claims if c.false)
+            run.note = f"false claim: {false}; {claim.why_false}" + (f" || {earlier}" if earlier else "")
             if run.status is Status.OPTIMAL:
                 run.status = Status.FEASIBLE if run.best_cost is not None else Status.NO_SOLUTION
             elif run.status is Status.INFEASIBLE_PROVEN:
@@ -395,8 +396,10 @@ class Portfolio:
         self._kill_group(job.process)
         job.conn.close()
         if late:
-            self.presolve_info = {"error": f"abandoned after {self.now() - job.started:.2f} s "
-                                           f"(share {PRESOLVE_SHARE:g} of the budget)"}
+            spent = self.now() - job.started
+            self.presolve_info = {"error": (
+                f"not finished when the run ended ({spent:.2f} s)" if force else
+                f"abandoned after {spent:.2f} s (its share {PRESOLVE_SHARE:g} of the budget)")}
         elif message[0] == "presolved":
             pre = message[1]
             pre.original = self.problem
