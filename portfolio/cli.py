@@ -440,7 +440,8 @@ def presolve_cmd(problem: str, write_path: str | None, force: bool, as_json: boo
     [[[start, end], ...] per node], "costs": [[...] per node], "usages": [[[usage per strategy] per
     interval] per node]}, "edges": {"nodes": [[u, v], ...], "costs": [[...], ...]}, "capacity":
     {"times": [...], "values": [...]}, "cost_offset": N}}. Capacity values[k] holds from times[k]
-    until times[k+1]; before times[0] usage is unlimited.
+    until times[k+1]; before times[0] usage is unlimited. `info`, `solve` and `evaluate` read such a
+    file like a contest file (its plans are plans of the reduced problem).
     """
     from .presolve import presolve, write_extended
 

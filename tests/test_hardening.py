@@ -248,3 +248,73 @@ def test_deeply_nested_json_is_one_line_exit_2(tmp_path, text, command):
     assert proc.returncode == 2, proc.stderr
     (line,) = error_lines(proc.stderr)
     assert line.startswith("error:") and str(deep) in line and "nested too deeply" in line
+
+
+# ------------------------------------------------------------------------------------------ 12: presolve --write
+_ARRAYS = ("strategy_offsets", "node_costs", "interval_node", "interval_start", "interval_end",
+           "interval_usage_offsets", "interval_usages", "edge_node_offsets", "edge_nodes",
+           "edge_cost_offsets", "edge_costs")
+
+
+@pytest.mark.parametrize("name", ["reduced.json", "reduced.json.gz"])
+def test_presolve_write_is_read_by_the_loader(tmp_path, name):
+    import numpy as np
+
+    from portfolio.generate import generate_problem
+    from portfolio.io import load_problem, write_problem
+    from portfolio.presolve import presolve
+
+    original = tmp_path / "g.json"
+    write_problem(generate_problem(40, strategies=4, seed=3), original)
+    out = tmp_path / name
+    proc = portfolio("presolve", original, "--write", out, "--json")
+    assert proc.returncode == 0, proc.stderr
+    expected = presolve(load_problem(original)).reduced
+    back = load_problem(out)  # the contest loader, not a special reader
+    for key in _ARRAYS:
+        assert np.array_equal(getattr(back, key), getattr(expected, key)), key
+    assert np.array_equal(back.capacity.times, expected.capacity.times)
+    assert np.array_equal(back.capacity.values, expected.capacity.values)
+    assert back.cost_offset == expected.cost_offset
+    info = portfolio("info", out, "--json")
+    assert info.returncode == 0, info.stderr
+    assert json.loads(info.stdout)["nodes"] == json.loads(proc.stdout)["after"]["nodes"]
+
+
+def test_solve_and_evaluate_an_extended_file(tmp_path):
+    out = tmp_path / "reduced.json"
+    assert portfolio("presolve", bundled_example_path(), "--write", out).returncode == 0
+    proc = portfolio("solve", out, "-t", "8", "-q", "-b", "minusage", "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(doc["solution"]))
+    check = portfolio("evaluate", out, plan, "--json")
+    assert check.returncode == 0, check.stderr
+    assert json.loads(check.stdout)["cost"] == doc["cost"]
+
+
+@pytest.mark.parametrize("corrupt, where", [
+    (lambda d: d.update(format="iopddl-portfolio-extended/99"), "format"),
+    (lambda d: d["problem"]["nodes"]["usages"][0].append([1]), "problem.nodes.usages[0]"),
+    (lambda d: d["problem"]["nodes"]["usages"][1][0].append(5), "problem.nodes.usages[1][0]"),
+    (lambda d: d["problem"]["nodes"]["intervals"][0].__setitem__(0, [5, 1]), "problem.nodes.intervals[0][0]"),
+    (lambda d: d["problem"]["capacity"].update(times=[3, 3], values=[1, 2]), "problem.capacity.times[1]"),
+    (lambda d: d["problem"]["capacity"].update(values=[1]), "problem.capacity"),
+    (lambda d: d["problem"].pop("nodes"), "problem"),
+    (lambda d: d["problem"]["edges"]["nodes"][0].__setitem__(0, 99), "problem.edges.nodes[0][0]"),
+    (lambda d: d["problem"].update(cost_offset=-1), "problem.cost_offset"),
+])
+def test_broken_extended_file_is_one_line(tmp_path, corrupt, where):
+    out = tmp_path / "reduced.json"
+    assert portfolio("presolve", bundled_example_path(), "--write", out).returncode == 0
+    doc = json.loads(out.read_text())
+    doc["problem"]["capacity"] = doc["problem"].get("capacity") or {"times": [0], "values": [70]}
+    corrupt(doc)
+    out.write_text(json.dumps(doc))
+    from portfolio.io import ProblemFormatError, load_problem
+
+    with pytest.raises(ProblemFormatError) as err:
+        load_problem(out)
+    assert err.value.where == where, str(err.value)
+    assert "\n" not in str(err.value)
