@@ -143,7 +143,17 @@ def _parse_careful(path: PathLike, data: bytes) -> dict:
         raise ProblemFormatError(path, "", f"not valid UTF-8 text ({exc.reason})") from None
     except RecursionError:
         raise ProblemFormatError(path, "", TOO_DEEP) from None
+    if _is_extended(doc):  # "format" not near the start: found only now
+        raise _ExtendedFound(doc)
     return _flatten_parsed(path, doc)
+
+
+class _ExtendedFound(Exception):
+    """The careful path met an extended document (its ``format`` field was not near the start)."""
+
+    def __init__(self, doc: dict) -> None:
+        super().__init__("extended document")
+        self.doc = doc
 
 
 # ---------------------------------------------------------------------------------------- shared checks
@@ -248,7 +258,20 @@ def _stem(path: PathLike) -> str:
 
 
 def parse_problem(data: bytes, path: PathLike = "<bytes>") -> Problem:
-    """Build a validated :class:`Problem` from a contest file's (uncompressed) bytes."""
+    """Build a validated :class:`Problem` from a problem file's (uncompressed) bytes.
+
+    Contest files and this tool's extended format (``portfolio presolve --write``) are both read; a
+    document with a top-level ``"format"`` field is an extended one.
+    """
+    if b'"format"' in data[:4096]:  # write_extended puts it first; a contest file never has it
+        try:
+            doc = json.loads(data)
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            doc = None  # the careful path below reports it
+        if _is_extended(doc):
+            return _extended_from_doc(path, doc)
+        if doc is not None:
+            return _build(path, _flatten_parsed(path, doc))
     raw = None
     try:
         from .jsonscan import ScanFallback, scan_problem
@@ -260,7 +283,10 @@ def parse_problem(data: bytes, path: PathLike = "<bytes>") -> Problem:
         except ScanFallback:
             raw = None
     if raw is None:
-        raw = _parse_careful(path, data)
+        try:
+            raw = _parse_careful(path, data)
+        except _ExtendedFound as found:
+            return _extended_from_doc(path, found.doc)
     return _build(path, raw)
 
 
@@ -544,38 +570,137 @@ def write_extended(problem: Problem, path: PathLike) -> None:
 
 
 def read_extended(path: PathLike) -> Problem:
-    """Read a file written by :func:`write_extended` (no validation beyond the structure)."""
-    doc = json.loads(read_bytes(path))
-    if not isinstance(doc, dict) or doc.get("format") != EXTENDED_FORMAT:
-        raise ProblemFormatError(path, "format", f"not an {EXTENDED_FORMAT} file")
-    p = doc["problem"]
-    nodes, edges = p["nodes"], p["edges"]
-    costs = nodes["costs"]
-    iv_node, iv_s, iv_e, iv_counts, iv_use = [], [], [], [], []
-    for i, (ivs, uses) in enumerate(zip(nodes["intervals"], nodes["usages"])):
-        for (s, e), u in zip(ivs, uses):
+    """Read and validate a file written by :func:`write_extended` (``load_problem`` reads it too)."""
+    return parse_extended(read_bytes(path), path)
+
+
+def parse_extended(data: bytes, path: PathLike = "<bytes>") -> Problem:
+    """Build a validated :class:`Problem` from an extended-format document's bytes."""
+    try:
+        doc = json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise ProblemFormatError(
+            path, "", f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    except UnicodeDecodeError as exc:
+        raise ProblemFormatError(path, "", f"not valid UTF-8 text ({exc.reason})") from None
+    except RecursionError:
+        raise ProblemFormatError(path, "", TOO_DEEP) from None
+    return _extended_from_doc(path, doc)
+
+
+def _is_extended(doc: Any) -> bool:
+    return isinstance(doc, dict) and "format" in doc
+
+
+def _check_signed(path: PathLike, where: str, x: Any) -> None:
+    if not _is_int(x):
+        raise ProblemFormatError(path, where, f"expected an integer, got {_describe(x)}")
+    if not -INT64_MAX - 1 <= x <= INT64_MAX:
+        raise ProblemFormatError(path, where, f"{x} does not fit in a signed 64-bit integer")
+
+
+def _extended_from_doc(path: PathLike, doc: Any) -> Problem:
+    """Validate an extended document field by field (one error naming the field and index)."""
+    if not isinstance(doc, dict):
+        raise ProblemFormatError(path, "(top level)", f"expected a JSON object, got {_describe(doc)}")
+    fmt = doc.get("format")
+    if fmt != EXTENDED_FORMAT:
+        raise ProblemFormatError(path, "format", f"{_describe(fmt)} is not a format this version "
+                                                 f"reads (it reads \"{EXTENDED_FORMAT}\")")
+    prob = _section(path, doc, "problem", "(top level)")
+    if not isinstance(prob, dict):
+        raise ProblemFormatError(path, "problem", f"expected an object, got {_describe(prob)}")
+    nodes = _section(path, prob, "nodes", "problem")
+    edges = _section(path, prob, "edges", "problem")
+    for key, obj in (("problem.nodes", nodes), ("problem.edges", edges)):
+        if not isinstance(obj, dict):
+            raise ProblemFormatError(path, key, f"expected an object, got {_describe(obj)}")
+    cost_counts, node_costs = _rows(path, "problem.nodes.costs", _section(path, nodes, "costs", "problem.nodes"))
+    n = len(cost_counts)
+    intervals = _section(path, nodes, "intervals", "problem.nodes")
+    usages = _section(path, nodes, "usages", "problem.nodes")
+    for key, value in (("intervals", intervals), ("usages", usages)):
+        if not isinstance(value, list) or len(value) != n:
+            got = f"{len(value)} entries" if isinstance(value, list) else _describe(value)
+            raise ProblemFormatError(path, f"problem.nodes.{key}",
+                                     f"expected a list with one entry per node ({n}), got {got}")
+    bad = np.flatnonzero(cost_counts == 0)
+    if len(bad):
+        raise ProblemFormatError(path, f"problem.nodes.costs[{bad[0]}]", "node has zero strategies")
+    iv_node: list[int] = []
+    iv_bounds: list[list[int]] = []
+    for i, (ivs, uses) in enumerate(zip(intervals, usages)):
+        where = f"problem.nodes.intervals[{i}]"
+        if not isinstance(ivs, list):
+            raise ProblemFormatError(path, where, f"expected a list of [start, end], got {_describe(ivs)}")
+        if not isinstance(uses, list) or len(uses) != len(ivs):
+            got = f"{len(uses)} entries" if isinstance(uses, list) else _describe(uses)
+            raise ProblemFormatError(path, f"problem.nodes.usages[{i}]",
+                                     f"expected one usage list per interval ({len(ivs)}), got {got}")
+        for j, pair in enumerate(ivs):
+            if not (isinstance(pair, list) and len(pair) == 2):
+                raise ProblemFormatError(path, f"{where}[{j}]", f"expected [start, end], got {_describe(pair)}")
+            _check_signed(path, f"{where}[{j}][0]", pair[0])
+            _check_signed(path, f"{where}[{j}][1]", pair[1])
+            if pair[0] > pair[1]:
+                raise ProblemFormatError(path, f"{where}[{j}]", f"start {pair[0]} is after end {pair[1]}")
             iv_node.append(i)
-            iv_s.append(s)
-            iv_e.append(e)
-            iv_counts.append(len(u))
-            iv_use.extend(u)
-
-    def arr(x: list) -> np.ndarray:
-        return np.array(x, dtype=np.int64).reshape(-1)
-
+            iv_bounds.append(pair)
+    use_counts_parts, use_value_parts = [], []
+    for i, node_uses in enumerate(usages):
+        counts_i, values_i = _rows(path, f"problem.nodes.usages[{i}]", node_uses)
+        bad = np.flatnonzero(counts_i != cost_counts[i])
+        if len(bad):
+            raise ProblemFormatError(path, f"problem.nodes.usages[{i}][{bad[0]}]",
+                                     f"has {counts_i[bad[0]]} entries but costs[{i}] has {cost_counts[i]}")
+        use_counts_parts.append(counts_i)
+        use_value_parts.append(values_i)
+    use_counts = np.concatenate(use_counts_parts) if use_counts_parts else np.zeros(0, dtype=np.int64)
+    use_values = np.concatenate(use_value_parts) if use_value_parts else np.zeros(0, dtype=np.int64)
+    edge_node_counts, edge_nodes = _rows(path, "problem.edges.nodes", _section(path, edges, "nodes", "problem.edges"))
+    edge_cost_counts, edge_costs = _rows(path, "problem.edges.costs", _section(path, edges, "costs", "problem.edges"))
+    raw = {"interval_counts": np.full(n, 2, dtype=np.int64), "cost_counts": cost_counts,
+           "usage_counts": cost_counts, "intervals": np.zeros(2 * n, dtype=np.int64),
+           "edge_node_counts": edge_node_counts, "edge_nodes": edge_nodes,
+           "edge_cost_counts": edge_cost_counts}
+    _check_arrays(path, raw)  # edge shapes, node ranges and table sizes, as in the contest format
+    capacity = prob.get("capacity", {"times": [], "values": []})
+    if not isinstance(capacity, dict):
+        raise ProblemFormatError(path, "problem.capacity", f"expected an object, got {_describe(capacity)}")
+    cap: dict[str, list] = {}
+    for key in ("times", "values"):
+        value = _section(path, capacity, key, "problem.capacity")
+        if not isinstance(value, list):
+            raise ProblemFormatError(path, f"problem.capacity.{key}", f"expected a list, got {_describe(value)}")
+        for k, x in enumerate(value):
+            (_check_signed if key == "times" else _check_int)(path, f"problem.capacity.{key}[{k}]", x)
+        cap[key] = value
+    if len(cap["times"]) != len(cap["values"]):
+        raise ProblemFormatError(path, "problem.capacity", f"times has {len(cap['times'])} entries but "
+                                                          f"values has {len(cap['values'])}")
+    for k in range(1, len(cap["times"])):
+        if cap["times"][k] <= cap["times"][k - 1]:
+            raise ProblemFormatError(path, f"problem.capacity.times[{k}]",
+                                     "times must be strictly increasing")
+    offset = prob.get("cost_offset", 0)
+    _check_int(path, "problem.cost_offset", offset)
+    name = prob.get("name")
+    if name is not None and not isinstance(name, str):
+        raise ProblemFormatError(path, "problem.name", f"expected a string, got {_describe(name)}")
+    bounds = np.array(iv_bounds, dtype=np.int64).reshape(-1, 2)
     return Problem(
-        name=p.get("name", Path(path).stem),
-        strategy_offsets=offsets_from_counts(arr([len(c) for c in costs])),
-        node_costs=arr([c for row in costs for c in row]),
-        interval_node=arr(iv_node),
-        interval_start=arr(iv_s),
-        interval_end=arr(iv_e),
-        interval_usage_offsets=offsets_from_counts(arr(iv_counts)),
-        interval_usages=arr(iv_use),
-        edge_node_offsets=offsets_from_counts(arr([len(x) for x in edges["nodes"]])),
-        edge_nodes=arr([v for row in edges["nodes"] for v in row]),
-        edge_cost_offsets=offsets_from_counts(arr([len(x) for x in edges["costs"]])),
-        edge_costs=arr([c for row in edges["costs"] for c in row]),
-        capacity=Capacity(arr(p["capacity"]["times"]), arr(p["capacity"]["values"])),
-        cost_offset=int(p.get("cost_offset", 0)),
+        name=name if name is not None else _stem(path),
+        strategy_offsets=offsets_from_counts(cost_counts),
+        node_costs=node_costs,
+        interval_node=np.array(iv_node, dtype=np.int64),
+        interval_start=bounds[:, 0],
+        interval_end=bounds[:, 1],
+        interval_usage_offsets=offsets_from_counts(use_counts),
+        interval_usages=use_values,
+        edge_node_offsets=offsets_from_counts(edge_node_counts),
+        edge_nodes=edge_nodes,
+        edge_cost_offsets=offsets_from_counts(edge_cost_counts),
+        edge_costs=edge_costs,
+        capacity=Capacity(np.array(cap["times"], dtype=np.int64), np.array(cap["values"], dtype=np.int64)),
+        cost_offset=int(offset),
     )
