@@ -29,7 +29,7 @@ REPORT_EVERY = 0.3
 class LocalSearchBackend(KernelBackend):
     name = "localsearch"
     description = "Lagrangian TRW-S rounds + iterated local search on merged functional groups"
-    capabilities = Capabilities(anytime=True, warm_start=True, reduced=True)
+    capabilities = Capabilities(anytime=True, warm_start=True, reduced=True, randomized=True)
 
     def __init__(self, max_rounds: Optional[int] = None,
                  params: Optional[SearchParams] = None) -> None:
