@@ -2,13 +2,16 @@
 
 Human-readable output goes to stderr (rich); machine-readable output (contest solution lines, JSON)
 goes to stdout, so ``portfolio solve x.json > plan.txt`` captures exactly the answer.
-Exit codes: 0 success / feasible, 1 infeasible or no solution, 2 bad input or usage.
+Exit codes: 0 success / feasible, 1 infeasible or no solution, 2 bad input or usage, 130 / 143
+when SIGINT (Ctrl-C) / SIGTERM ended `solve` or `iopddl` early: the best verified plan found so far
+is printed at once all the same (`[]` when there is none).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
 from importlib import resources
@@ -285,11 +288,57 @@ def _presolve_message(prob: Problem, info: dict | None, quiet: bool) -> None:
                       f"({info['free_nodes']:,} free), {info['edges']:,} edges, {info['seconds']:.2f} s")
 
 
+class _Interrupted(Exception):
+    """SIGINT/SIGTERM before the portfolio run started (during it, the runner handles them)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _raise_interrupted(signum: int, frame: object) -> None:
+    raise _Interrupted(signum)
+
+
+def _on_signals(handler: Any) -> dict:
+    """Set ``handler`` (or a dict of handlers by signal) for SIGINT/SIGTERM; returns the old ones."""
+    old = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            old[sig] = signal.signal(sig, handler[sig] if isinstance(handler, dict) else handler)
+        except (ValueError, OSError, KeyError):  # not the main thread (an in-process caller)
+            pass
+    return old
+
+
 def run_solve(problem_path: str | Path, time_limit: float, backends: str | None = None,
               workers: int | None = None, seed: int = 0, output: str | None = None,
               as_json: bool = False, quiet: bool = False, force: bool = False,
-              use_presolve: bool = True, early_stop: bool = True, policy: str | None = None) -> int:
-    """Run the portfolio on a problem file and report; returns the exit code."""
+              use_presolve: bool = True, early_stop: bool = True, policy: str | None = None,
+              memory_limit: object = "default") -> int:
+    """Run the portfolio on a problem file and report; returns the exit code.
+
+    SIGINT/SIGTERM end the run at once: the best verified plan is printed as usual and the exit code
+    is 128 + the signal's number (130, 143).
+    """
+    late: list[int] = []
+    previous = _on_signals(_raise_interrupted)
+    try:
+        return _run_solve(problem_path, time_limit, backends, workers, seed, output, as_json, quiet,
+                          force, use_presolve, early_stop, policy, memory_limit, late)
+    except _Interrupted as stop:
+        _on_signals(lambda signum, frame: None)
+        console.print(f"[yellow]interrupted[/] ({stop}) before any plan was found", highlight=False)
+        click.echo("[]")
+        return 128 + stop.signum
+    finally:
+        _on_signals(previous)
+
+
+def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None,
+               workers: int | None, seed: int, output: str | None, as_json: bool, quiet: bool,
+               force: bool, use_presolve: bool, early_stop: bool, policy: str | None,
+               memory_limit: object, late: list[int]) -> int:
     from .progress import LiveProgress, final_table
     from .runner import run_portfolio
 
@@ -298,7 +347,7 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
     chosen = _select_backends(backends, time_limit)
     prob, load_s = _load(problem_path)
     kwargs = dict(start=start, workers=workers, seed=seed, presolve=use_presolve,
-                  early_stop=early_stop)
+                  early_stop=early_stop, memory_limit=memory_limit)
     if policy:
         kwargs["policy"] = policy
     if quiet:
@@ -306,6 +355,7 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
     else:
         with LiveProgress(console) as progress:
             result = run_portfolio(prob, chosen, time_limit, on_update=progress, **kwargs)
+    _on_signals(lambda signum, frame: late.append(signum))  # the answer is printed whatever comes
     doc = result.to_dict()
     doc.update(problem_path=str(problem_path), load_seconds=round(load_s, 3), seed=seed,
                presolve=result.presolve)
@@ -334,6 +384,8 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
     if write_error:
         click.echo(f"error: {write_error} (the plan is on stdout)", err=True)
         return EXIT_BAD_INPUT
+    if result.interrupted or late:
+        return 128 + (signal.Signals[result.interrupted] if result.interrupted else late[0])
     return EXIT_OK if result.solution is not None else EXIT_NO_SOLUTION
 
 
@@ -354,17 +406,27 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
               "proven or an exact backend claims it optimal.")
 @click.option("--schedule", "policy", type=click.Choice(["share", "pin", "slices"]),
               help="How backends share the cores when there are more than cores (default: share).")
+@click.option("--memory-limit", metavar="SIZE", help="Memory cap per backend (everything it starts "
+              "included), e.g. 4G or 512M; 'none' for no cap. Default: 3/4 of the RAM divided by "
+              "the number of backends, at least 1G. A backend over it is ended; the others go on.")
 def solve(problem: str | None, time_limit: float, backends: str | None, workers: int | None,
           seed: int, output: str | None, force: bool, as_json: bool, quiet: bool,
-          no_presolve: bool, no_early_stop: bool, policy: str | None) -> None:
+          no_presolve: bool, no_early_stop: bool, policy: str | None,
+          memory_limit: str | None) -> None:
     """Find the cheapest feasible plan for PROBLEM (default: the bundled example).
 
     Backends run in parallel until one shared deadline; every plan is re-verified by the exact
     evaluator. The last stdout line is the plan `[s0, s1, ...]`, or `[]` when none was found.
     """
+    from .runner.contain import parse_size
+
+    try:
+        cap: object = "default" if memory_limit is None else parse_size(memory_limit)
+    except ValueError as exc:
+        raise UserError(f"--memory-limit: {exc}") from None
     sys.exit(run_solve(problem or bundled_example(), time_limit, backends, workers, seed, output,
                        as_json, quiet, force, use_presolve=not no_presolve,
-                       early_stop=not no_early_stop, policy=policy))
+                       early_stop=not no_early_stop, policy=policy, memory_limit=cap))
 
 
 @cli.command(name="backends")

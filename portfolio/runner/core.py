@@ -23,7 +23,7 @@ import numpy as np
 from ..backend import BackendLike, Status
 from ..evaluate import Evaluation, evaluate, min_usage_profile
 from ..problem import Problem
-from . import validate
+from . import contain, validate
 from .claims import INFEASIBLE, LOWER_BOUND, OPTIMAL, Claim, ClaimBook
 from .presolving import PRESOLVE_SHARE, presolve_main, summary
 from .result import BackendRun, Incumbent, PortfolioResult
@@ -80,7 +80,7 @@ class Portfolio:
                  on_update: Optional[Callable[["Portfolio"], None]] = None,
                  presolved: Optional[PlanMapping] = None, presolve: bool = False,
                  early_stop: bool = True, policy: str = DEFAULT_POLICY,
-                 extra_seeds: bool = True) -> None:
+                 extra_seeds: bool = True, memory_limit: object = "default") -> None:
         names = [b.name for b in backends]
         if len(set(names)) != len(names):
             raise ValueError(f"backend listed twice: {names}")
@@ -91,6 +91,12 @@ class Portfolio:
         self.workers = self.cores
         self.seed, self.on_update, self.early_stop = seed, on_update, early_stop
         self.extra_seeds = extra_seeds
+        # Bytes one backend (with everything it starts) may use; "default": a share of the RAM.
+        self.memory_limit: Optional[int] = (contain.default_memory_limit(len(self.backends))
+                                            if memory_limit == "default" else memory_limit)
+        self.next_memory_check = 0.0
+        self.interrupted: Optional[str] = None  # the signal that ended the run early, if any
+        self.adopting, self.run_ticks = False, 0
         self.scheduler = Scheduler(policy, self.cores)
         shares = core_shares([getattr(b.capabilities, "threads", False) for b in self.backends],
                              self.cores)
@@ -439,6 +445,17 @@ class Portfolio:
             worker.conn.close()
         except OSError:
             pass
+        # A worker that crashed could not end what it started: end it here.
+        contain.sweep(contain.worker_token(os.getpid(), worker.process.pid))
+        self._kill_adopted()
+
+    def _kill_adopted(self) -> None:
+        """Orphans of workers adopted by this process (the subreaper flag) end here."""
+        if self.adopting:
+            known = {w.process.pid for w in self.active}
+            if self.presolve_job is not None:
+                known.add(self.presolve_job.process.pid)
+            contain.kill_adopted(known, self.run_ticks)
 
     def _kill_group(self, process: mp.process.BaseProcess) -> None:
         if process.is_alive():
@@ -449,9 +466,35 @@ class Portfolio:
         process.join(timeout=2.0)
 
     def _kill(self, worker: _Worker) -> None:
-        """SIGKILL the worker's whole process group (the worker and anything it started)."""
+        """SIGKILL the worker and everything it started: its process tree (frozen first, so nothing
+        forks meanwhile), its process group, and any process still carrying its mark."""
         self._sample_cpu(worker)
+        if worker.process.is_alive():
+            contain.kill_tree(worker.process.pid)
         self._kill_group(worker.process)
+        contain.sweep(contain.worker_token(os.getpid(), worker.process.pid))
+
+    def _check_memory(self, live: list[_Worker]) -> None:
+        """End a worker whose process tree uses more than the memory cap; the others go on."""
+        limit = self.memory_limit
+        if limit is None or time.time() < self.next_memory_check:
+            return
+        self.next_memory_check = time.time() + contain.MEMORY_POLL
+        for worker in live:
+            used = contain.tree_memory(worker.process.pid, limit)
+            if used is None or used <= limit or worker.done:
+                continue
+            self._receive(worker)  # keep what it sent before
+            if worker.done:
+                continue
+            self._kill(worker)
+            self._receive(worker)
+            if not worker.done:
+                self._finish(worker)
+            if worker.run.status in (Status.RUNNING, Status.CRASHED):
+                worker.run.status = Status.ERROR
+                worker.run.note = (f"memory limit: used {contain.mib(used)}, more than the "
+                                   f"{contain.mib(limit)} a backend may use; ended")
 
     def _stop_all(self, note: str) -> None:
         """Collect what running workers sent, then terminate them with status TIMEOUT."""
@@ -492,7 +535,25 @@ class Portfolio:
         own = any(c.backend == "runner" for c in self.claims.standing())
         return reason if own or self._safety_net_done() else None
 
+    def _on_signal(self, signum: int, frame: object) -> None:
+        self.interrupted = signal.Signals(signum).name
+
+    def _catch_signals(self) -> dict:
+        """SIGINT/SIGTERM end the run early with the best verified plan (main thread only)."""
+        saved = {}
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                saved[sig] = signal.signal(sig, self._on_signal)
+            except (ValueError, OSError):  # not the main thread: the caller handles signals
+                pass
+        return saved
+
     def run(self) -> PortfolioResult:
+        saved = self._catch_signals()
+        # Orphans of workers come to this process, not to init, so that they can be ended too.
+        self.run_ticks = contain.now_ticks()
+        was_subreaper = contain.is_subreaper()
+        self.adopting = was_subreaper or contain.set_subreaper(True)
         try:
             self._own_checks()
             if self.want_presolve and self.presolve_info is None and self.presolved is None:
@@ -506,6 +567,12 @@ class Portfolio:
                     self._finish(worker)
             if self.presolve_job is not None:
                 self._poll_presolve(force=True)
+            contain.sweep(f"{os.getpid()}:")  # anything any worker started, whatever happened
+            self._kill_adopted()
+            if self.adopting and not was_subreaper:
+                contain.set_subreaper(False)
+            for sig, handler in saved.items():
+                signal.signal(sig, handler)
         return self._result()
 
     def _loop(self) -> None:
@@ -517,6 +584,10 @@ class Portfolio:
             live = [w for w in self.active if not w.done]
             if self.on_update:
                 self.on_update(self)
+            if self.interrupted:
+                self._stop_all(f"the run was interrupted ({self.interrupted})")
+                return
+            self._check_memory(live)
             reason = self._stop_reason()
             if reason:
                 self.stopped_early = reason
@@ -567,7 +638,7 @@ class Portfolio:
             problem=self.problem.name, time_limit=self.time_limit, runs=self.runs,
             solution=solution, evaluation=evaluation, winner=winner, elapsed=self.now(),
             infeasible_proven_by=infeasible_by, proof=proof, claims=list(self.claims.claims),
-            stopped_early=self.stopped_early, presolve=self.presolve_info,
+            stopped_early=self.stopped_early, presolve=self.presolve_info, interrupted=self.interrupted,
             schedule={"policy": self.scheduler.policy, "cores": self.cores},
         )
 
@@ -578,7 +649,7 @@ def run_portfolio(problem: Problem, backends: Sequence[BackendLike], time_limit:
                   on_update: Optional[Callable[[Portfolio], None]] = None,
                   presolved: Optional[PlanMapping] = None, presolve: bool = False,
                   early_stop: bool = True, policy: str = DEFAULT_POLICY,
-                  extra_seeds: bool = True) -> PortfolioResult:
+                  extra_seeds: bool = True, memory_limit: object = "default") -> PortfolioResult:
     """Run ``backends`` on ``problem`` until ``start + time_limit`` and return the best verified plan.
 
     ``start`` is an absolute ``time.time()`` (default: now); the CLI passes the process start time so
@@ -587,6 +658,9 @@ def run_portfolio(problem: Problem, backends: Sequence[BackendLike], time_limit:
     ``presolved`` (a :class:`PlanMapping` of ``problem``) or ``presolve=True`` (presolve in a child
     under the deadline), backends declaring ``reduced`` work on the presolved problem.
     ``early_stop=False`` keeps the run going to the deadline whatever is claimed or proven.
+    ``memory_limit`` caps each backend's memory in bytes (None: no cap; default: a share of the RAM,
+    see :func:`.contain.default_memory_limit`). SIGINT/SIGTERM end the run at once with the best
+    verified plan; ``PortfolioResult.interrupted`` names the signal.
     """
     return Portfolio(problem, backends, time_limit, start, workers, seed, warm_start, on_update,
-                     presolved, presolve, early_stop, policy, extra_seeds).run()
+                     presolved, presolve, early_stop, policy, extra_seeds, memory_limit).run()

@@ -104,6 +104,7 @@ class PortfolioResult:
     stopped_early: Optional[str] = None
     presolve: Optional[dict] = None
     schedule: Optional[dict] = None
+    interrupted: Optional[str] = None  # SIGINT/SIGTERM ended the run early
 
     @property
     def cost(self) -> Optional[int]:
@@ -125,6 +126,7 @@ class PortfolioResult:
             "infeasible_proven_by": self.infeasible_proven_by,
             "proof": self.proof,
             "stopped_early": self.stopped_early,
+            "interrupted": self.interrupted,
             "claims": [c.to_dict() for c in self.claims],
             "schedule": self.schedule,
             "evaluation": None if self.evaluation is None else self.evaluation.to_dict(),

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..backend import CORES_ENV, Backend, BackendLike, SolveResult
 from ..problem import Problem
+from . import contain
 
 REPORT_INTERVAL = 0.25
 """Seconds between two incumbents sent by one worker (the latest pending one is sent at the end)."""
@@ -112,9 +113,7 @@ class PipeReporter:
         threading.Thread(target=self._flusher, name="portfolio-flusher", daemon=True).start()
 
     def __call__(self, solution: np.ndarray, note: str = "") -> None:
-        plan = np.array(solution, dtype=np.int64, copy=True)
-        if self.mapping is not None:
-            plan = self.mapping.expand(plan)
+        plan = plain_plan(solution, self.mapping)
         with self.lock:
             self.pending = (plan, str(note))
             if time.time() - self.last_sent >= REPORT_INTERVAL:
@@ -177,15 +176,30 @@ def _plain_bound(value: object) -> object:
     return repr(value)[:80]
 
 
+def plain_plan(solution: object, mapping: Optional[PlanMapping]) -> object:
+    """A plan as plain data for the pipe, never silently changed: one rule for reported and returned
+    plans. Integer plans become int64 (expanded to the original problem with a ``mapping``); any
+    other plan (floats, booleans, mixed objects) is sent as it is, as plain numbers, and refused by the
+    parent's evaluator, which names the first non-integer choice."""
+    arr = np.asarray(solution) if not isinstance(solution, np.ndarray) else solution
+    if arr.dtype.kind in "iu" and arr.ndim == 1:
+        if arr.dtype.kind == "u" and arr.size and int(arr.max()) > np.iinfo(np.int64).max:
+            return arr.copy()  # out of range: the evaluator says so
+        plan = np.array(arr, dtype=np.int64, copy=True)
+        return mapping.expand(plan) if mapping is not None else plan
+    if arr.dtype.kind in "fb":
+        return arr.copy()
+    items = arr.tolist() if arr.dtype != object or arr.ndim == 1 else list(arr.ravel())
+    if not isinstance(items, list):
+        items = [items]
+    return [x if isinstance(x, (int, float)) and not isinstance(x, bool) else float("nan") for x in items]
+
+
 def _plain_result(result: object, mapping: Optional[PlanMapping]) -> dict:
     if not isinstance(result, SolveResult):
         raise TypeError(f"solve() returned {type(result).__name__}, expected SolveResult")
     status = getattr(result.status, "value", result.status)
-    solution = None
-    if result.solution is not None:
-        solution = np.array(result.solution, dtype=np.int64, copy=True)
-        if mapping is not None:
-            solution = mapping.expand(solution)
+    solution = None if result.solution is None else plain_plan(result.solution, mapping)
     return {"status": status if isinstance(status, str) else repr(status)[:80],
             "solution": solution, "lower_bound": _plain_bound(result.lower_bound),
             "note": result.note if isinstance(result.note, str) else repr(result.note)[:300]}
@@ -214,6 +228,9 @@ def worker_main(spec: WorkerSpec, conn: Connection) -> None:
     """
     os.setpgrp()  # own process group: a kill at the deadline also reaches programs it started
     die_with_parent()
+    contain.isolate_stdout()      # nothing the backend prints reaches the answer on stdout
+    contain.become_subreaper()    # whatever it starts stays in this tree ...
+    contain.mark_worker()         # ... and is marked, for the parent's sweep
     os.environ[CORES_ENV] = str(max(1, spec.cores))
     reporter = PipeReporter(conn, spec.t0, spec.shared, spec.mapping)
     try:
@@ -234,4 +251,5 @@ def worker_main(spec: WorkerSpec, conn: Connection) -> None:
     except BaseException:  # noqa: BLE001 -- everything goes back to the parent as text
         reporter.send(("error", traceback.format_exc(limit=8)))
     finally:
+        contain.kill_own_descendants()  # ... and ends with it
         conn.close()

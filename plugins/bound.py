@@ -1,0 +1,90 @@
+"""Lower-bound backend: a certified Lagrangian bound of the optimum, no plans.
+
+Why a backend of its own (rather than a by-product of ``localsearch``): the local search moves its
+memory prices to find *plans* (jittering them when the steps collapse), which is not the path that
+maximises the bound, and a bound taken only from its final state is weak. Here the prices follow
+projected subgradient steps towards the portfolio's best verified cost (read through
+``report.best()``, hence ``warm_start``), each step certified by
+:func:`portfolio.kernels.bound.star_bound`; the best certified value is returned in
+``SolveResult.lower_bound`` a little before the deadline, and the run returns at once when the
+bound meets the best known cost (a zero gap: the plan is optimal). ``exact`` is declared because
+the bound is a proof: the runner may stop the whole run when it meets a verified cost.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+import numpy as np
+
+from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status
+from portfolio.evaluate import evaluate
+from portfolio.hookspecs import hookimpl
+from portfolio.kernels.bound import BoundParams, LagrangeBound
+from portfolio.kernels.engine import KernelBackend, prepare
+from portfolio.problem import Problem
+
+REFRESH_S = 0.5
+"""Seconds between two reads of the portfolio's best plan (the step target)."""
+
+
+class BoundBackend(KernelBackend):
+    name = "bound"
+    description = "Certified Lagrangian lower bound (memory prices, TRW-S star bound, subgradient)"
+    capabilities = Capabilities(exact=True, anytime=True, warm_start=True, reduced=True)
+
+    def __init__(self, max_steps: Optional[int] = None,
+                 params: Optional[BoundParams] = None) -> None:
+        self.max_steps = max_steps     # set: a fixed number of steps instead of the deadline
+        self.params = params
+
+    def solve(self, problem: Problem, deadline: float, seed: int,
+              warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
+        t0 = time.perf_counter()
+        try:
+            prep = prepare(problem)
+        except ValueError as exc:   # usages beyond the int64 kernels' range
+            return SolveResult(Status.UNSUPPORTED, note=f"bound: {exc}")
+        lb = LagrangeBound(problem, prep.rm, self.params, seed)
+        offset = int(problem.cost_offset)
+        known = [None, -1.0]   # best verified cost (problem objective), last read time
+
+        def cost_of(plan: Optional[np.ndarray]) -> Optional[int]:
+            if plan is None:
+                return None
+            ev = evaluate(problem, plan)
+            return int(ev.cost) if ev.feasible and not ev.has_forbidden else None
+
+        if warm_start is not None:
+            known[0] = cost_of(np.asarray(warm_start, np.int64))
+
+        def target() -> Optional[int]:
+            now = time.time()
+            if now - known[1] >= REFRESH_S:
+                known[1] = now
+                c = cost_of(report.best())
+                if c is not None and (known[0] is None or c < known[0]):
+                    known[0] = c
+            return None if known[0] is None else known[0] - offset
+
+        step_s, closed = 0.0, False
+        while True:
+            if self.max_steps is not None and lb.steps >= self.max_steps:
+                break
+            if self.max_steps is None and time.time() + max(2 * step_s, 0.05) > deadline:
+                break
+            t = time.time()
+            lb.step(target())
+            step_s = time.time() - t
+            if known[0] is not None and lb.best is not None and lb.best >= known[0]:
+                closed = True
+                break
+        timings = {**prep.timings, "total_s": time.perf_counter() - t0}
+        note = f"{lb.steps} steps" + ("; gap closed: the best plan is optimal" if closed else "")
+        return SolveResult(Status.NO_SOLUTION, lower_bound=lb.best, note=note, timings=timings)
+
+
+@hookimpl
+def portfolio_backends() -> list[Backend]:
+    return [BoundBackend()]

@@ -1,0 +1,359 @@
+"""Certified Lagrangian lower bounds: how far can a plan be from the optimum?
+
+The bound (issue 13). Relax every memory constraint ``usage_t(x) <= cap_t`` with a price
+``lambda_t >= 0``. For every plan ``x`` that meets the constraints the priced objective
+``L(x, lambda) = cost(x) + sum_t lambda_t (usage_t(x) - cap_t)`` is at most ``cost(x)``, so
+``min_x L(x, lambda)`` (over *all* plans) is at most the optimum. The inner problem has no memory
+left: it is a pairwise min-sum problem whose unaries carry the prices. Any *reparametrisation* of
+it (messages ``m`` added to a node's unary and subtracted from the edge term, the TRW-S messages
+here) leaves every plan's value unchanged, and splitting the sum into node stars (each binary edge
+given to its later node in the TRW-S order) gives
+
+    min_x L(x, lambda) >= const + sum_i min_s [theta_i(s) + sum_{later o} m_{o->i}(s)
+                                + sum_{earlier o} min_t (c_io(s, t) - m_{i->o}(t))]
+                             + sum_{general edges} min entry,
+
+because each star's part of ``L(x)`` is at least its minimum (every message appears once with
+``+`` in one star and once with ``-`` in the other, so the reparametrisation is exact for *any*
+message values; TRW-S only makes them good). ``const = sum_t lambda_t (base_t - cap_t)``.
+
+Why the arithmetic is safe: everything is computed in float64 rounded toward -inf at every step.
+Each sum or product is formed in round-to-nearest, its exact rounding error is computed (TwoSum,
+Dekker's TwoProduct), and when the rounded result lies above the exact one it is moved one float
+down (``nextafter(r, -inf)``); round-to-nearest never skips a float, so that float is below the
+exact value. Exact results stay exact, so integer data with integer (floored) messages and zero
+prices gives the exact integer star bound. All operations used (sum, minimum, product of
+non-negative factors, product of the exact price with a down-rounded integer) are monotone in
+their inputs, so by induction every computed quantity is at most its exact real counterpart, and
+the result is floored to an integer at the end. Integers above 2**53 are converted downwards too.
+Prices are any float64 values >= 0 (taken exactly as they are), so subgradient steps computed in
+ordinary floating point cannot invalidate the bound; only the bound evaluation is certified.
+
+Forbidden entries (``pen`` in the kernel view, i.e. cost exactly 10**18) and strategies that
+arc consistency proved unusable without one are +inf: the star bound is a bound over plans
+without forbidden choices. A plan *with* one costs at least ``10**18 + sum_terms min(0, term
+minimum)`` (see :func:`forbidden_floor`); the final bound is the smaller of the two, so it is
+valid also when no forbidden-free feasible plan exists (the star bound is then often +inf and the
+floor takes over). On a presolved problem the runner maps plans through presolve, whose guarantee
+covers forbidden-free plans; with the contest's non-negative costs the floor 10**18 covers the
+rest. Adding the problem's ``cost_offset`` turns a bound of the (reduced) problem's objective into
+a bound of the original optimum, since presolve moved exactly that much cost into the offset.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+from numba import njit
+
+from ..problem import FORBIDDEN, Problem
+from . import moves as mv
+from . import search as se
+from . import trws as tw
+from .model import CAP_UNLIMITED, KModel
+
+INF = np.inf
+
+
+# ------------------------------------------------------------------------------ directed rounding
+@njit(cache=True)
+def two_sum(a, b):  # pragma: no cover - numba
+    """(s, e) with s = fl(a + b) and s + e == a + b exactly (Knuth's TwoSum, finite inputs)."""
+    s = a + b
+    bb = s - a
+    e = (a - (s - bb)) + (b - bb)
+    return s, e
+
+
+@njit(cache=True)
+def add_dn(a, b):  # pragma: no cover - numba
+    """A float <= a + b (exact reals); exactly a + b when that is a float (TwoSum tells)."""
+    if a == INF or b == INF:
+        return INF
+    s, e = two_sum(a, b)
+    if s == INF or s == -INF:
+        return np.nextafter(s, -INF)
+    if e >= 0.0:
+        return s
+    return np.nextafter(s, -INF)
+
+
+@njit(cache=True)
+def add_up(a, b):  # pragma: no cover - numba
+    """A float >= a + b (finite inputs)."""
+    s, e = two_sum(a, b)
+    if e <= 0.0 and s != -INF:
+        return s
+    return np.nextafter(s, INF)
+
+
+@njit(cache=True)
+def _split(a):  # pragma: no cover - numba
+    c = 134217729.0 * a   # 2**27 + 1 (Veltkamp)
+    hi = c - (c - a)
+    return hi, a - hi
+
+
+@njit(cache=True)
+def mul_dn(a, b):  # pragma: no cover - numba
+    """A float <= a * b (finite inputs below 2**990); exact when the product is a float
+    (Dekker's TwoProduct gives the rounding error exactly)."""
+    p = a * b
+    if p == 0.0:
+        return p
+    if abs(p) < 1e-250:   # near underflow the error term is not exact: just step down
+        return np.nextafter(p, -INF)
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    e = al * bl - (((p - ah * bh) - al * bh) - ah * bl)
+    if e >= 0.0:
+        return p
+    return np.nextafter(p, -INF)
+
+
+@njit(cache=True)
+def int_dn(x):  # pragma: no cover - numba
+    """A float <= the int64 ``x`` (|x| < 2**62; exact up to 2**53)."""
+    f = np.float64(x)
+    if np.int64(f) > x:
+        f = np.nextafter(f, -INF)
+    return f
+
+
+# ------------------------------------------------------------------------------ the bound kernel
+@njit(cache=True)
+def star_bound(m, lam, msg, pos, rev, moff):  # pragma: no cover - numba
+    """Certified lower bound (float, rounded down) of ``min_x L(x, lam)`` over plans of the kernel
+    model ``m`` without forbidden choices; +inf when such a plan cannot exist. ``msg`` are TRW-S
+    messages (any finite values are valid; non-finite ones are read as 0)."""
+    npts = len(m.base)
+    n = len(m.soff) - 1
+    # piece prices: sum of lam over [lo, hi), from a downward and an upward prefix sum
+    cs_dn = np.zeros(npts + 1)
+    cs_up = np.zeros(npts + 1)
+    const = 0.0
+    for t in range(npts):
+        lt = lam[t]
+        cs_dn[t + 1] = add_dn(cs_dn[t], lt)
+        cs_up[t + 1] = add_up(cs_up[t], lt)
+        if lt != 0.0:
+            const = add_dn(const, mul_dn(lt, int_dn(m.base[t] - m.cap[t])))
+    npc = len(m.pc_lo)
+    wp = np.zeros(max(npc, 1))
+    for p in range(npc):
+        w = add_dn(cs_dn[m.pc_hi[p]], -cs_up[m.pc_lo[p]])
+        wp[p] = w if w > 0.0 else 0.0
+    clean = msg.copy()
+    for j in range(len(clean)):
+        if not np.isfinite(clean[j]):
+            clean[j] = 0.0
+        else:
+            clean[j] = np.floor(clean[j])   # integer messages keep integer sums exact
+    total = const
+    pen = m.pen
+    for i in range(n):
+        so = m.soff[i]
+        k = m.soff[i + 1] - so
+        best = INF
+        for s in range(k):
+            if not m.alive[so + s] or m.ncost[so + s] >= pen:
+                continue
+            v = np.float64(m.ncost[so + s])   # < pen <= 2**53: exact
+            for p in range(m.pc_off[i], m.pc_off[i + 1]):
+                if wp[p] != 0.0:
+                    v = add_dn(v, mul_dn(wp[p], int_dn(m.pc_use[m.pc_uoff[p] + s])))
+            for q in range(m.inc_off[i], m.inc_off[i + 1]):
+                o = m.inc_other[q]
+                if pos[o] > pos[i]:
+                    v = add_dn(v, clean[moff[q] + s])
+                else:
+                    oo = m.soff[o]
+                    ko = m.soff[o + 1] - oo
+                    b = m.eoff[m.inc_edge[q]] + s * m.inc_ms[q]
+                    mo = m.inc_mo[q]
+                    rq = rev[q]
+                    mn = INF
+                    for t in range(ko):
+                        if not m.alive[oo + t]:
+                            continue
+                        c = m.ecost[b + t * mo]
+                        if c >= pen:
+                            continue
+                        x = add_dn(np.float64(c), -clean[moff[rq] + t])
+                        if x < mn:
+                            mn = x
+                    v = add_dn(v, mn)
+                if v == INF:
+                    break
+            if v < best:
+                best = v
+        if best == INF:
+            return INF
+        total = add_dn(total, best)
+    # general edges (self-loops, hyperedges): their least allowed entry
+    ne = len(m.eoff) - 1
+    is_bin = np.zeros(ne, np.bool_)
+    for q in range(len(m.inc_edge)):
+        is_bin[m.inc_edge[q]] = True
+    for e in range(ne):
+        if is_bin[e]:
+            continue
+        mn = INF
+        for j in range(m.eoff[e], m.eoff[e + 1]):
+            c = m.ecost[j]
+            if c < pen and np.float64(c) < mn:
+                mn = np.float64(c)
+        if mn == INF:
+            return INF
+        total = add_dn(total, mn)
+    return total
+
+
+def forbidden_floor(problem: Problem) -> int:
+    """A lower bound on the cost of every plan that makes a forbidden choice (exact integers):
+    one term is exactly 10**18 and every other term is at least its least entry."""
+    neg = 0
+    so = problem.strategy_offsets
+    counts = np.diff(so)
+    if len(problem.node_costs):
+        has = counts > 0
+        mins = np.minimum.reduceat(problem.node_costs, so[:-1][has])
+        neg += sum(int(x) for x in mins[mins < 0])
+    eo = problem.edge_cost_offsets
+    sizes = np.diff(eo)
+    if len(problem.edge_costs):
+        has = sizes > 0
+        mins = np.minimum.reduceat(problem.edge_costs, eo[:-1][has])
+        neg += sum(int(x) for x in mins[mins < 0])
+    return FORBIDDEN + neg + int(problem.cost_offset)
+
+
+def certify(problem: Problem, value: float) -> int:
+    """The integer bound of the original optimum from a (down-rounded) kernel bound ``value``."""
+    floor = forbidden_floor(problem)
+    if not math.isfinite(value):
+        return floor
+    return min(math.floor(value) + int(problem.cost_offset), floor)
+
+
+# ------------------------------------------------------------------------------ subgradient driver
+@dataclass
+class BoundParams:
+    trws_iters: int = 2       # TRW-S passes between two price steps
+    beta: float = 0.5         # Polyak step factor, halved after ``stall`` steps without progress
+    stall: int = 4
+    min_beta: float = 1e-4    # below it the prices restart from the best ones with beta reset
+    descend: bool = True      # improve TRW-S's labelling by priced descent before the subgradient
+    momentum: float = 0.0     # deflected subgradient: direction = g + momentum * previous direction
+
+
+class LagrangeBound:
+    """Prices on time points improved by projected subgradient steps; the best certified bound is
+    kept. Works on a kernel model (the functional-merged view of ``Prepared``)."""
+
+    def __init__(self, problem: Problem, m: KModel, params: Optional[BoundParams] = None,
+                 seed: int = 0) -> None:
+        self.problem, self.m = problem, m
+        self.p = params or BoundParams()
+        n = len(m.soff) - 1
+        self.n = n
+        self.order = np.arange(n, dtype=np.int64)
+        self.pos, self.rev, self.moff, self.gamma = tw.trws_setup(m, self.order)
+        self.theta = np.zeros(len(m.ncost))
+        self.msg = np.zeros(int(self.moff[-1]))
+        self.lab = np.zeros(n, np.int64)
+        self.hat = np.zeros(int(np.diff(m.soff).max(initial=1)))
+        self.limited = m.cap < CAP_UNLIMITED
+        self.lam = np.zeros(len(m.base))
+        self.dir = np.zeros(len(m.base))
+        self.best_lam = self.lam.copy()
+        self.beta = self.p.beta
+        self.stall = 0
+        self.best = forbidden_floor(problem) if n == 0 else None
+        self.best_float = -INF
+        self.steps = 0
+        self.sc = mv.make_scratch(m, seed)
+        self.zero = np.zeros(max(len(m.pc_lo), 1))
+        self.history: list[tuple[float, int]] = []   # (seconds, best bound) when it improved
+        self.t0 = time.time()
+
+    def _prices(self) -> np.ndarray:
+        m = self.m
+        if len(m.pc_lo) == 0:
+            return self.zero
+        csum = np.concatenate([[0.0], np.cumsum(self.lam)])
+        return csum[m.pc_hi] - csum[m.pc_lo]
+
+    def evaluate(self) -> float:
+        """Certified bound (down-rounded float, kernel objective) at the current prices/messages."""
+        return float(star_bound(self.m, self.lam, self.msg, self.pos, self.rev, self.moff))
+
+    def step(self, ub: Optional[int]) -> Optional[int]:
+        """TRW-S at the current prices, certify, then one projected subgradient step towards
+        ``ub`` (a known plan's cost in the kernel objective). Returns the certified bound."""
+        m, p = self.m, self.p
+        wp = self._prices()
+        tw.unaries(m, wp, self.theta)
+        tw.trws_iterate(m, self.theta, self.order, self.pos, self.rev, self.moff, self.gamma,
+                        self.msg, self.lab, p.trws_iters, self.hat)
+        value = self.evaluate()
+        bound = certify(self.problem, value)
+        if self.best is None or bound > self.best:
+            self.best = bound
+            self.best_lam = self.lam.copy()
+            self.history.append((time.time() - self.t0, bound))
+        if value > self.best_float:
+            self.best_float = value
+            self.stall = 0
+        else:
+            self.stall += 1
+            if self.stall >= p.stall:
+                self.beta *= 0.5
+                self.stall = 0
+        if self.beta < p.min_beta:
+            self.lam = self.best_lam.copy()
+            self.beta = p.beta * 0.5
+        x = self.lab.copy()
+        if p.descend:
+            tx, dx = mv.build_tree(m, x)
+            se.descend_all(m, x, tx, dx, wp, False, self.sc, self.order, 0, 0, 0)
+        g = mv.slack_values(m, x).astype(np.float64)
+        g[~self.limited] = 0.0
+        if p.momentum > 0.0:
+            g += p.momentum * self.dir
+        g[(self.lam <= 0.0) & (g < 0.0)] = 0.0
+        self.dir = g
+        gg = float(g @ g)
+        self.steps += 1
+        if gg == 0.0 or not math.isfinite(value):
+            return bound
+        primal = float(mv.plan_cost(m, x)[0]) + float(self.lam @ (g))
+        target = float(ub) if ub is not None else primal
+        gap = target - value
+        if gap <= 0:
+            gap = 1e-3 * abs(target) + 1.0
+        step = self.beta * gap / gg
+        np.maximum(self.lam + step * g, 0.0, out=self.lam)
+        return bound
+
+    def run(self, deadline: float, ub: Optional[int] = None, max_steps: Optional[int] = None,
+            ub_fn=None) -> Optional[int]:
+        """Steps until ``deadline`` (or ``max_steps``); ``ub_fn()`` may refresh the target."""
+        step_s = 0.0
+        while True:
+            if max_steps is not None and self.steps >= max_steps:
+                break
+            if max_steps is None and time.time() + step_s > deadline:
+                break
+            if ub_fn is not None:
+                fresh = ub_fn()
+                if fresh is not None and (ub is None or fresh < ub):
+                    ub = fresh
+            t = time.time()
+            self.step(ub)
+            step_s = time.time() - t
+        return self.best

@@ -1,0 +1,179 @@
+"""Certified Lagrangian lower bounds: never above the optimum, tight where they must be."""
+
+from __future__ import annotations
+
+import itertools
+import time
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from portfolio.backend import NullReporter, Status
+from portfolio.evaluate import evaluate
+from portfolio.io import load_problem
+from portfolio.kernels import bound as kb
+from portfolio.kernels.bound import BoundParams, LagrangeBound, certify, forbidden_floor, star_bound
+from portfolio.kernels.engine import prepare
+from portfolio.presolve import presolve
+from portfolio.problem import FORBIDDEN, Capacity
+from portfolio_plugins.bound import BoundBackend
+from tiny import F, make_problem, tiny
+
+EXAMPLE = load_problem(str(__import__("portfolio.cli", fromlist=["x"]).bundled_example()))
+
+
+def true_optimum(problem):
+    """Least exact cost over all feasible plans (forbidden choices cost what they cost), or None."""
+    best = None
+    for plan in itertools.product(*(range(int(k)) for k in problem.strategy_counts)):
+        ev = evaluate(problem, np.array(plan, np.int64))
+        if ev.feasible and (best is None or ev.cost < best):
+            best = ev.cost
+    return best
+
+
+def bound_of(problem, steps=12, reduce=True, seed=0):
+    """Best bound of a short subgradient run plus every intermediate certified value."""
+    prep = prepare(problem, reduce=reduce)
+    lb = LagrangeBound(problem, prep.rm, BoundParams(trws_iters=1), seed)
+    seen = []
+    for _ in range(steps):
+        seen.append(lb.step(None))
+    return lb.best, seen, lb
+
+
+def scaled(problem, cost_scale, use_scale):
+    """The same instance with finite costs and usages multiplied (forbidden stays forbidden)."""
+    nc = problem.node_costs.copy()
+    ec = problem.edge_costs.copy()
+    nc[nc != F] *= cost_scale
+    ec[ec != F] *= cost_scale
+    cap = problem.capacity
+    if len(cap.values):
+        cap = Capacity(cap.times, cap.values * use_scale)
+    import dataclasses
+    return dataclasses.replace(problem, node_costs=nc, edge_costs=ec,
+                               interval_usages=problem.interval_usages * use_scale,
+                               capacity=cap, cost_offset=problem.cost_offset * cost_scale)
+
+
+# ------------------------------------------------------------------------------ validity
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny(), st.sampled_from([(1, 1), (10**12 + 7, 1), (3, 2**40 + 1), (10**13, 2**45)]))
+def test_bound_never_exceeds_the_optimum(problem, scale):
+    problem = scaled(problem, *scale)
+    opt = true_optimum(problem)
+    best, seen, _ = bound_of(problem)
+    if opt is None:   # no feasible plan: any number is a bound
+        return
+    assert all(b <= opt for b in seen), (seen, opt)
+    assert best <= opt
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny(general=True), st.integers(0, 2**31))
+def test_any_prices_and_messages_give_a_bound(problem, seed):
+    """Validity does not rest on TRW-S: random prices and random messages are still a bound."""
+    opt = true_optimum(problem)
+    prep = prepare(problem, reduce=False)
+    lb = LagrangeBound(problem, prep.model)
+    rng = np.random.default_rng(seed)
+    lb.lam[:] = rng.exponential(3.0, len(lb.lam)) * (rng.random(len(lb.lam)) < 0.7)
+    lb.lam[~lb.limited] = 0.0
+    lb.msg[:] = rng.normal(0, 50, len(lb.msg))
+    value = certify(problem, lb.evaluate())
+    if opt is not None:
+        assert value <= opt
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny(general=True))
+def test_presolved_bound_plus_offset_bounds_the_original(problem):
+    opt = true_optimum(problem)
+    pre = presolve(problem)
+    if pre.reduced is None:
+        return
+    best, seen, _ = bound_of(pre.reduced)
+    if opt is not None:
+        assert max(seen) <= opt
+
+
+def test_unconstrained_tree_bound_is_exact():
+    """Without memory and on a chain, TRW-S reaches the optimum and the bound is exact (integer
+    data, zero prices: the directed rounding must not lose a unit)."""
+    rng = np.random.default_rng(3)
+    counts = [3, 2, 3, 2, 3]
+    costs = [[int(x) for x in rng.integers(0, 40, k)] for k in counts]
+    edges = [[i, i + 1] for i in range(4)]
+    tables = [[int(x) for x in rng.integers(0, 30, counts[i] * counts[i + 1])] for i in range(4)]
+    p = make_problem(costs, [(0, 1)] * 5, [[1] * k for k in counts], edges, tables)
+    best, _, _ = bound_of(p, steps=5, reduce=False)
+    assert best == true_optimum(p)
+
+
+def test_forbidden_only_instance_uses_the_forbidden_floor():
+    """Node 0's only allowed strategy clashes with every strategy of node 1: no forbidden-free
+    plan exists, the star bound is +inf and the floor (10**18 here) must take over."""
+    p = make_problem([[0], [5, 6]], [(0, 1), (0, 1)], [[1], [1, 1]], [[0, 1]], [[F, F]])
+    assert forbidden_floor(p) == FORBIDDEN
+    best, _, _ = bound_of(p, steps=3, reduce=False)
+    assert best == FORBIDDEN
+    assert best <= true_optimum(p)
+
+
+def test_negative_costs_lower_the_forbidden_floor():
+    p = make_problem([[-7, F], [3]], [(0, 1), (0, 1)], [[1, 1], [1]], [[0, 1]], [[-2, F]],
+                     offset=4)
+    assert forbidden_floor(p) == FORBIDDEN - 7 - 2 + 4
+
+
+def test_directed_rounding_helpers():
+    a, b = 0.1, 0.2
+    assert kb.add_dn(a, b) < 0.30000000000000004 and kb.add_up(a, b) >= 0.30000000000000004
+    assert kb.add_dn(2.0, 3.0) == 5.0 and kb.mul_dn(3.0, 7.0) == 21.0
+    assert kb.mul_dn(0.1, 3.0) < 0.1 * 3.0 or 0.1 * 3.0 <= 0.3
+    assert kb.int_dn(2**60 + 1) <= 2**60 + 1 and kb.int_dn(2**53 + 1) == float(2**53)
+    assert kb.add_dn(np.inf, -5.0) == np.inf
+
+
+# ------------------------------------------------------------------------------ example, backend
+def test_bundled_example_bound_at_most_its_optimum():
+    opt = true_optimum(EXAMPLE)
+    assert opt <= 445
+    res = BoundBackend(max_steps=200).solve(EXAMPLE, time.time() + 60, 0, None, NullReporter())
+    assert res.status is Status.NO_SOLUTION and res.lower_bound is not None
+    assert 0 < res.lower_bound <= opt
+
+
+class Knows(NullReporter):
+    def __init__(self, plan):
+        super().__init__()
+        self.plan = plan
+
+    def best(self):
+        return self.plan
+
+
+def test_backend_stops_when_the_gap_closes():
+    """A memory-free instance whose optimum the bound reaches: with the optimal plan known the
+    backend returns long before its step budget."""
+    counts = [2, 3, 2]
+    p = make_problem([[4, 1], [0, 2, 5], [3, 3]], [(0, 1)] * 3, [[1] * k for k in counts],
+                     [[0, 1], [1, 2]], [[0, 9, 1, 2, 7, 0], [1, 0, 4, 4, 0, 6]])
+    opt = true_optimum(p)
+    plan = min((np.array(x) for x in itertools.product(*(range(k) for k in counts))),
+               key=lambda x: evaluate(p, x).cost)
+    res = BoundBackend(max_steps=10_000).solve(p, time.time() + 60, 0, None, Knows(plan))
+    assert res.lower_bound == opt
+    assert "gap closed" in res.note and int(res.note.split()[0]) < 10_000
+
+
+def test_backend_returns_before_the_deadline():
+    from portfolio.generate import generate_problem
+    p = generate_problem(nodes=300, seed=5)
+    t = time.time()
+    res = BoundBackend().solve(p, t + 1.5, 0, None, NullReporter())
+    assert time.time() < t + 1.6
+    assert res.lower_bound is not None and res.lower_bound > 0
