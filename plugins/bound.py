@@ -32,7 +32,7 @@ REFRESH_S = 0.5
 class BoundBackend(KernelBackend):
     name = "bound"
     description = "Certified Lagrangian lower bound (memory prices, TRW-S star bound, subgradient)"
-    capabilities = Capabilities(exact=True, anytime=True, warm_start=True, reduced=True)
+    capabilities = Capabilities(exact=True, warm_start=True, reduced=True)
 
     def __init__(self, max_steps: Optional[int] = None,
                  params: Optional[BoundParams] = None) -> None:
