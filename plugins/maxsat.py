@@ -1,0 +1,789 @@
+"""MaxSAT backend (python-sat): a weighted partial MaxSAT model solved by core-guided RC2.
+
+Why a second exact method next to CP-SAT: RC2 proves optimality by unsatisfiable cores rather than
+by LP-guided branch and bound, so where both prove a value they check each other, and where one is
+stuck the other may not be. The engine (:class:`MaxSatEngine`) only models and solves a
+:class:`Problem` -- a presolved instance or an LNS window, the same thing to it; the driver in
+:mod:`portfolio.exact` chooses between the full model and windows by the engine's size estimate.
+
+The encoding (every weight an exact Python int; MaxSAT cost + ``constant`` == plan cost):
+
+* one variable per (node, allowed strategy), exactly one per node (``pysat.card``); a strategy of
+  node cost exactly 10**18 is a hard unit ``-x``;
+* node costs minus their node minimum as soft units ``-x``;
+* edge tables over their *distinct* nodes (self-loops and repeated nodes collapse, parallel tables
+  are summed with 10**18 absorbing); a one-node table folds into node costs, a two-node table gets
+  exact row then column minimum folding and then either ``direct`` soft binary clauses per positive
+  entry, or the ``pairs`` (marginal) form: a variable per allowed entry linked both ways to its row
+  and column and a soft unit per positive entry; forbidden entries are hard clauses; three-node
+  tables get direct ternary clauses;
+* memory: per time point, each node's usage there (summed over its live intervals) above its least
+  allowed usage; identical point rows are merged (keeping the least slack), rows whose worst case
+  fits are dropped, and each remaining row is one hard pseudo-Boolean constraint encoded as a
+  reduced MDD whose layers are nodes and whose arcs are usage levels ("usage >= level" literals
+  shared between points): an interval-memoised BDD construction (Abio et al., CP 2012) that
+  exploits exactly-one, which a generic PB encoder cannot see. Why our own: ``python-sat`` alone
+  brings no PB encoder (``pysat.pb`` needs the ``pindakaas`` extra, ``python-sat[pb]``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+import numpy as np
+
+from portfolio.backend import Capabilities
+from portfolio.evaluate import evaluate, usage_profile
+from portfolio.exact import ExactBackend, ExactOutcome, ModelSize
+from portfolio.hookspecs import hookimpl
+from portfolio.problem import FORBIDDEN, INT64_MAX, Problem
+
+MARGIN = 0.15
+"""Seconds kept back from the time limit for the interrupt to land and the answer to be decoded."""
+
+BUDGET = ModelSize(variables=3_000_000, constraints=6_000_000, terms=16_000_000)
+"""Largest model built. Measured: about 1 s of encoding per million clauses and ~0.6 GB of RSS
+(pysat's Python-side clause lists plus the SAT solver's copy) at this size; above it, LNS windows."""
+
+_TRUE, _FALSE = 0, -1     # MDD terminals (variable ids are positive)
+
+
+class TooBig(Exception):
+    """The model outgrew the budget while being built (the estimate was optimistic)."""
+
+
+class Infeasible(Exception):
+    """No plan without forbidden choices fits in memory (found while encoding)."""
+
+
+def _int_array(values: np.ndarray, scale: int) -> np.ndarray:
+    """int64 when ``scale`` (a bound on any partial sum) is safe, else exact Python-int objects."""
+    arr = np.asarray(values)
+    return arr.astype(np.int64) if scale < 2**62 else arr.astype(object)
+
+
+# ------------------------------------------------------------------------------------------ encoding
+@dataclass
+class Encoding:
+    """The weighted CNF of one problem and how to read a plan back from a model."""
+
+    hard: list[list[int]] = field(default_factory=list)
+    soft: list[tuple[list[int], int]] = field(default_factory=list)
+    top: int = 0
+    var_of: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # per global strategy
+    constant: int = 0
+    stats: dict = field(default_factory=dict)
+    memory: Optional["_Memory"] = None
+
+    def new(self) -> int:
+        self.top += 1
+        return self.top
+
+    def plan(self, model: list[int], problem: Problem) -> np.ndarray:
+        """The plan a model chooses (each node's first true strategy variable)."""
+        true = np.zeros(self.top + 1, dtype=bool)
+        lits = np.asarray(model, dtype=np.int64)
+        lits = lits[(lits > 0) & (lits <= self.top)]
+        true[lits] = True
+        chosen = (self.var_of > 0) & true[np.maximum(self.var_of, 0)]
+        so = problem.strategy_offsets
+        plan = np.zeros(problem.num_nodes, dtype=np.int64)
+        for i in range(problem.num_nodes):
+            hits = np.flatnonzero(chosen[so[i]:so[i + 1]])
+            plan[i] = hits[0] if len(hits) else 0
+        return plan
+
+    def objective(self) -> int:
+        """Sum of all soft weights (a trivial upper bound on the MaxSAT cost)."""
+        return sum(w for _, w in self.soft)
+
+
+def _distinct_tables(problem: Problem):
+    """Each edge as a table over its distinct nodes (sorted), in Python-int-safe arrays.
+
+    Returns (unary list of (node, table)), (dict (u, v) -> summed table), (list of (nodes, table)).
+    Parallel two-node tables are summed with 10**18 absorbing.
+    """
+    counts = problem.strategy_counts
+    scale = int(np.abs(problem.edge_costs.astype(np.float64)).sum()) + 1
+    unary, pairs, triples = [], {}, []
+    for e in range(problem.num_edges):
+        nodes = problem.nodes_of_edge(e).tolist()
+        flat = problem.edge_costs[problem.edge_cost_offsets[e]:problem.edge_cost_offsets[e + 1]]
+        distinct = sorted(set(nodes))
+        shape = tuple(int(counts[v]) for v in distinct)
+        if nodes == distinct:
+            table = flat.reshape(shape)
+        else:  # index the flat table by the strategies of the distinct nodes
+            grid = np.indices(shape).reshape(len(distinct), -1)
+            index = np.zeros(grid.shape[1], dtype=np.int64)
+            for v in nodes:
+                index = index * int(counts[v]) + grid[distinct.index(v)]
+            table = flat[index].reshape(shape)
+        table = _int_array(table, scale)
+        if len(distinct) == 1:
+            unary.append((distinct[0], table))
+        elif len(distinct) == 2:
+            key = (distinct[0], distinct[1])
+            if key in pairs:
+                old = pairs[key]
+                pairs[key] = np.where((old == FORBIDDEN) | (table == FORBIDDEN), FORBIDDEN, old + table)
+            else:
+                pairs[key] = table.copy()
+        else:
+            triples.append((distinct, table))
+    return unary, pairs, triples
+
+
+def _memory_rows(problem: Problem, allowed: np.ndarray):
+    """The point constraints that can bind, as (rows of usage-vector ids per node, slack per row).
+
+    Each node's usage at a time point is constant between the boundaries of its intervals, so a
+    node contributes one of a few *segment* vectors (usage per strategy, minus its least allowed
+    usage). Row k holds, per node, the id of its segment vector at point k (0: no variation there).
+    Returns (vectors: (node, per-strategy extra) by id, rows, slack per row, row of each point or
+    -1) with rows deduplicated (least slack kept) and rows that cannot overflow dropped.
+    """
+    n, P = problem.num_nodes, len(problem.time_points)
+    cap = problem.point_capacity
+    limited = cap < INT64_MAX
+    if P == 0 or not limited.any():
+        return [None], np.zeros((0, n), np.int64), [], np.full(P, -1, dtype=np.int64)
+    lo, hi = problem.interval_point_range
+    so = problem.strategy_offsets
+    scale = int(np.abs(problem.interval_usages.astype(np.float64)).sum()) + 1
+    big = scale >= 2**62
+    vectors: list = [None]
+    ids = np.zeros((P, n), dtype=np.int64)
+    minsum = np.zeros(P, dtype=object if big else np.int64)
+    for i in range(n):
+        mine = problem.intervals_of(i)
+        mine = mine[hi[mine] > lo[mine]]
+        if len(mine) == 0:
+            continue
+        ok = allowed[so[i]:so[i + 1]]
+        bounds = np.unique(np.concatenate([lo[mine], hi[mine]]))
+        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
+            live = mine[(lo[mine] <= a) & (a < hi[mine])]
+            if len(live) == 0:
+                continue
+            use = sum(_int_array(problem.usages_of_interval(j), scale) for j in live.tolist())
+            least = min(use[ok].tolist())
+            minsum[a:b] += least
+            extra = use - least
+            if (extra[ok] != 0).any():
+                vectors.append((i, extra))
+                ids[a:b, i] = len(vectors) - 1
+    slack_all = [int(c) - int(m) if lim else None
+                 for c, m, lim in zip(cap.tolist(), minsum.tolist(), limited.tolist())]
+    worst = [0] + [max(v[allowed[so[i]:so[i + 1]]].tolist()) for i, v in vectors[1:]]
+    best: dict = {}
+    for k in range(P):
+        s = slack_all[k]
+        if s is None:
+            continue
+        if s < 0:
+            raise Infeasible(f"time point {int(problem.time_points[k])}: least usage exceeds capacity")
+        row = ids[k]
+        key = row.tobytes()
+        if key not in best or s < best[key][1]:
+            best[key] = (k, s)
+    rows, slack = [], []
+    row_of_point = np.full(P, -1, dtype=np.int64)
+    index_of_key = {}
+    for key, (k, s) in best.items():
+        row = ids[k]
+        if sum(worst[g] for g in row[row > 0].tolist()) > s:
+            index_of_key[key] = len(rows)
+            rows.append(row)
+            slack.append(s)
+    for k in range(P):
+        if slack_all[k] is not None:
+            row_of_point[k] = index_of_key.get(ids[k].tobytes(), -1)
+    return vectors, np.array(rows, dtype=np.int64).reshape(-1, n), slack, row_of_point
+
+
+class _Mdd:
+    """One hard constraint  sum_layers usage(layer) <= slack  as clauses of a reduced MDD.
+
+    A node is a variable d meaning "the rest of the sum fits in budget R" for every R in its
+    interval; for each level l of the layer's node: ``-d | -[usage >= l] | child(R - l)``, with the
+    terminal ``true`` dropping the clause and ``false`` dropping the child literal. Sound and
+    complete: a violating plan walks down to ``false``; a fitting one sets d true where it fits.
+    """
+
+    def __init__(self, enc: Encoding, layers: list[list[tuple[int, int]]], limit: int,
+                 out: list) -> None:
+        self.enc, self.layers, self.limit, self.out = enc, layers, limit, out
+        self.suffix = [0] * (len(layers) + 1)
+        for i in range(len(layers) - 1, -1, -1):
+            self.suffix[i] = self.suffix[i + 1] + max(l for l, _ in layers[i])
+        self.betas: list[list[int]] = [[] for _ in layers]
+        self.nodes: list[list[tuple[int, int, int]]] = [[] for _ in layers]
+        self.count = 0
+
+    def build(self, i: int, budget: int) -> tuple[float, float, int]:
+        if budget < 0:
+            return -np.inf, -1, _FALSE
+        if budget >= self.suffix[i]:
+            return self.suffix[i], np.inf, _TRUE
+        pos = bisect.bisect_right(self.betas[i], budget) - 1
+        if pos >= 0 and self.nodes[i][pos][1] >= budget:
+            return self.nodes[i][pos]
+        lo, hi, kids = -np.inf, np.inf, []
+        for level, lit in self.layers[i]:
+            b, g, child = self.build(i + 1, budget - level)
+            lo, hi = max(lo, b + level), min(hi, g + level)
+            kids.append((lit, child))
+        if all(child == kids[0][1] for _, child in kids):
+            var = kids[0][1]      # the layer does not matter here
+        else:
+            var = self.enc.new()
+            self.count += 1
+            if self.count > self.limit:
+                raise TooBig("memory constraint MDD")
+            for lit, child in kids:
+                if child == _TRUE:
+                    continue
+                clause = [-var] + ([-lit] if lit else []) + ([child] if child != _FALSE else [])
+                self.out.append(clause)
+        node = (lo, hi, var)
+        pos = bisect.bisect_right(self.betas[i], lo)
+        self.betas[i].insert(pos, lo)
+        self.nodes[i].insert(pos, node)
+        return node
+
+
+def _diffuse(pairs: dict, cost: list, allowed: np.ndarray, so: list, counts: list,
+             seconds: float, sweeps: int = 200) -> int:
+    """Integer min-sum diffusion: move costs between two-node tables and their nodes so that the
+    node minima (folded into the constant) rise towards the local LP bound.
+
+    Why: RC2 must discover, one core at a time, every unit of optimum above the constant; each
+    unit this exact reparametrisation moves into the constant is one RC2 need not find. Exact: each
+    step subtracts an integer vector from a table's rows and adds it to the node (10**18 entries
+    untouched), so every plan's cost is unchanged; tables stay >= 0 on allowed entries.
+    Returns the number of sweeps done (stops after ``seconds`` or when nothing moves).
+    """
+    end = time.perf_counter() + seconds
+    subs, incident = [], {}
+    for (u, v), table in pairs.items():
+        rows = np.flatnonzero(allowed[so[u]:so[u] + counts[u]])
+        cols = np.flatnonzero(allowed[so[v]:so[v] + counts[v]])
+        if table.dtype != np.int64 or not len(rows) or not len(cols):
+            return 0   # Python-int tables (huge costs) are left as folded
+        sub = table[np.ix_(rows, cols)]
+        fin = sub != FORBIDDEN
+        subs.append((u, v, table, rows, cols, np.where(fin, sub, 0), fin))
+        incident.setdefault(u, []).append((len(subs) - 1, 1))
+        incident.setdefault(v, []).append((len(subs) - 1, 0))
+    nodecost = {}
+    for i in incident:
+        nodecost[i] = np.array([cost[so[i] + s] for s in
+                                np.flatnonzero(allowed[so[i]:so[i] + counts[i]]).tolist()], np.int64)
+    if any(int(np.abs(c).max(initial=0)) >= 2**60 for c in nodecost.values()):
+        return 0
+    big = np.int64(2**62)
+    done = 0
+    for done in range(1, sweeps + 1):
+        moved = False
+        for i, inc in incident.items():
+            h = nodecost[i].copy()
+            for k, axis in inc:
+                val, fin = subs[k][5], subs[k][6]
+                r = np.where(fin, val, big).min(axis=axis)
+                r = np.where(r == big, 0, r)
+                if axis == 1:
+                    val -= np.where(fin, r[:, None], 0)
+                else:
+                    val -= np.where(fin, r[None, :], 0)
+                h += r
+            q = h // len(inc)
+            for k, axis in inc:
+                val, fin = subs[k][5], subs[k][6]
+                if axis == 1:
+                    val += np.where(fin, q[:, None], 0)
+                else:
+                    val += np.where(fin, q[None, :], 0)
+            new = h - q * len(inc)
+            moved |= not np.array_equal(new, nodecost[i])
+            nodecost[i] = new
+        if not moved or time.perf_counter() > end:
+            break
+    for u, v, table, rows, cols, val, fin in subs:
+        table[np.ix_(rows, cols)] = np.where(fin, val, FORBIDDEN)
+    for i, c in nodecost.items():
+        for s, x in zip(np.flatnonzero(allowed[so[i]:so[i] + counts[i]]).tolist(), c.tolist()):
+            cost[so[i] + s] = x
+    # fold what the tables still hold at their minima back into the nodes (exactly, as before)
+    for u, v, table, rows, cols, val, fin in subs:
+        for axis, node, idx in ((1, u, rows), (0, v, cols)):
+            sub = table[np.ix_(rows, cols)]
+            m = np.where(sub != FORBIDDEN, sub, big).min(axis=axis)
+            m = np.where(m == big, 0, m)
+            sub -= np.where(sub != FORBIDDEN, (m[:, None] if axis == 1 else m[None, :]), 0)
+            table[np.ix_(rows, cols)] = sub
+            for s, x in zip(idx.tolist(), m.tolist()):
+                cost[so[node] + s] += x
+    return done
+
+
+class _Memory:
+    """The memory rows of one encoding, turned into MDD clauses on demand (all at once when eager,
+    row by row as models break them when lazy)."""
+
+    def __init__(self, problem: Problem, enc: Encoding, allowed: np.ndarray,
+                 limit: ModelSize) -> None:
+        self.problem, self.enc, self.allowed, self.limit = problem, enc, allowed, limit
+        self.vectors, self.rows, self.slack, self.row_of_point = _memory_rows(problem, allowed)
+        self.level_lit: dict = {}
+        self.done: set[int] = set()
+        self.nodes = 0
+
+    def violated(self, plan: np.ndarray) -> list[int]:
+        """Rows (not yet encoded) that ``plan`` overflows."""
+        ev_profile = usage_profile(self.problem, plan)
+        over = np.flatnonzero(ev_profile > self.problem.point_capacity)
+        rows = {int(self.row_of_point[k]) for k in over.tolist()} - {-1}
+        return sorted(rows - self.done)
+
+    def add(self, rows, out: list) -> None:
+        """Append the clauses of ``rows`` to ``out`` (raises TooBig / Infeasible)."""
+        enc, problem, allowed = self.enc, self.problem, self.allowed
+        so, counts = problem.strategy_offsets.tolist(), problem.strategy_counts.tolist()
+        old_limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(old_limit, 4 * problem.num_nodes + 1000))
+        try:
+            for r in rows:
+                if r in self.done:
+                    continue
+                self.done.add(r)
+                row = self.rows[r]
+                layers = []
+                for i in np.flatnonzero(row).tolist():
+                    extra = self.vectors[int(row[i])][1]
+                    strategies = [t for t in range(counts[i]) if allowed[so[i] + t]]
+                    levels = [(0, 0)]
+                    for level in sorted({int(extra[t]) for t in strategies})[1:]:
+                        levels.append((level, self._level(i, tuple(
+                            t for t in strategies if extra[t] >= level), out)))
+                    layers.append(levels)
+                layers.sort(key=lambda ls: -ls[-1][0])
+                mdd = _Mdd(enc, layers, self.limit.variables - enc.top, out)
+                _, _, root = mdd.build(0, self.slack[r])
+                self.nodes += mdd.count
+                if root == _FALSE:
+                    raise Infeasible("a memory row cannot fit")
+                if root != _TRUE:
+                    out.append([root])
+                if len(out) > self.limit.constraints:
+                    raise TooBig("memory constraints")
+        finally:
+            sys.setrecursionlimit(old_limit)
+
+    def _level(self, i: int, strategies: tuple, out: list) -> int:
+        """The literal "node i uses one of ``strategies``" (shared by every row)."""
+        key = (i, strategies)
+        if key not in self.level_lit:
+            xs = [int(self.enc.var_of[self.problem.strategy_offsets[i] + t]) for t in strategies]
+            if len(xs) == 1:
+                self.level_lit[key] = xs[0]
+            else:
+                y = self.enc.new()
+                out.extend([-x, y] for x in xs)
+                self.level_lit[key] = y
+        return self.level_lit[key]
+
+
+def encode(problem: Problem, edge_form: str = "pairs", limit: Optional[ModelSize] = None,
+           amo: str = "auto", memory: str = "eager", diffusion: float = 0.0) -> Encoding:
+    """The weighted CNF of ``problem`` (raises :class:`Infeasible` or :class:`TooBig`).
+
+    ``memory``: ``"eager"`` encodes every row that can overflow now; ``"lazy"`` leaves them in
+    ``enc.memory`` for :meth:`_Memory.add` when a model breaks them; ``"none"`` drops memory.
+    ``diffusion``: seconds of min-sum diffusion (0: row/column folding only)."""
+    from pysat.card import CardEnc, EncType
+
+    t0 = time.perf_counter()
+    limit = limit or BUDGET
+    enc = Encoding()
+    counts = problem.strategy_counts.tolist()
+    so = problem.strategy_offsets.tolist()
+    n = problem.num_nodes
+    scale = int(np.abs(problem.node_costs.astype(np.float64)).sum()
+                + np.abs(problem.edge_costs.astype(np.float64)).sum()) + 1
+    cost = list(_int_array(problem.node_costs, scale).tolist())   # Python ints, mutable
+    unary, pairs, triples = _distinct_tables(problem)
+
+    def add_to_node(i: int, s: int, c: int) -> None:
+        g = so[i] + s
+        cost[g] = FORBIDDEN if (cost[g] == FORBIDDEN or c == FORBIDDEN) else cost[g] + c
+
+    for i, table in unary:
+        for s, c in enumerate(table.tolist()):
+            add_to_node(i, s, c)
+    allowed = np.array([c != FORBIDDEN for c in cost], dtype=bool)
+    constant = int(problem.cost_offset)
+
+    # exact row then column folding of two-node tables (10**18 stays 10**18)
+    folded = 0
+    for (u, v), table in pairs.items():
+        for axis, node in ((1, u), (0, v)):
+            forb = table == FORBIDDEN
+            other = allowed[so[v]:so[v] + counts[v]] if axis == 1 else allowed[so[u]:so[u] + counts[u]]
+            mask = ~forb & (other[None, :] if axis == 1 else other[:, None])
+            for s in range(table.shape[1 - axis]):
+                line = table[s, :] if axis == 1 else table[:, s]
+                ok = mask[s, :] if axis == 1 else mask[:, s]
+                if not ok.any():
+                    add_to_node(node, s, FORBIDDEN)   # no allowed partner: strategy forbidden
+                    allowed[so[node] + s] = False
+                    continue
+                m = min(line[ok].tolist())
+                if m != 0:
+                    keep = line != FORBIDDEN
+                    line[keep] = line[keep] - m
+                    add_to_node(node, s, m)
+                    folded += 1
+    sweeps = _diffuse(pairs, cost, allowed, so, counts, diffusion) if diffusion else 0
+    # variables and exactly-one
+    var_of = np.zeros(len(cost), dtype=np.int64)
+    for i in range(n):
+        lits = []
+        for s in range(counts[i]):
+            if allowed[so[i] + s]:
+                var_of[so[i] + s] = enc.new()
+                lits.append(int(var_of[so[i] + s]))
+        if not lits:
+            raise Infeasible(f"node {i}: every strategy is forbidden")
+        least = min(cost[so[i] + s] for s in range(counts[i]) if allowed[so[i] + s])
+        constant += least
+        for s in range(counts[i]):
+            g = so[i] + s
+            if allowed[g] and cost[g] > least:
+                enc.soft.append(([-int(var_of[g])], cost[g] - least))
+        if len(lits) == 1:
+            enc.hard.append(lits)
+            continue
+        kind = EncType.pairwise if (amo == "pairwise" or (amo == "auto" and len(lits) <= 6)) \
+            else EncType.ladder
+        am1 = CardEnc.atmost(lits, bound=1, top_id=enc.top, encoding=kind)
+        enc.top = max(enc.top, am1.nv)
+        enc.hard.extend(am1.clauses)
+        enc.hard.append(lits)
+    enc.var_of = var_of
+    x = lambda i, s: int(var_of[so[i] + s])  # noqa: E731
+    # two-node tables
+    for (u, v), table in pairs.items():
+        rows = [a for a in range(counts[u]) if allowed[so[u] + a]]
+        cols = [b for b in range(counts[v]) if allowed[so[v] + b]]
+        sub = table[np.ix_(rows, cols)].tolist() if rows and cols else []
+        if edge_form == "direct":
+            for a, line in zip(rows, sub):
+                for b, c in zip(cols, line):
+                    if c == FORBIDDEN:
+                        enc.hard.append([-x(u, a), -x(v, b)])
+                    elif c > 0:
+                        enc.soft.append(([-x(u, a), -x(v, b)], c))
+            continue
+        if all(c == 0 for line in sub for c in line):
+            continue
+        col_pairs: dict[int, list[int]] = {b: [] for b in cols}
+        for a, line in zip(rows, sub):
+            row_pairs = []
+            for b, c in zip(cols, line):
+                if c == FORBIDDEN:
+                    continue
+                p = enc.new()
+                enc.hard.append([-p, x(u, a)])
+                enc.hard.append([-p, x(v, b)])
+                row_pairs.append(p)
+                col_pairs[b].append(p)
+                if c > 0:
+                    enc.soft.append(([-p], c))
+            enc.hard.append([-x(u, a)] + row_pairs)
+        for b in cols:
+            enc.hard.append([-x(v, b)] + col_pairs[b])
+    # three-node tables (direct)
+    for nodes, table in triples:
+        ok = [[s for s in range(counts[v]) if allowed[so[v] + s]] for v in nodes]
+        sub = table[np.ix_(*ok)] if all(ok) else np.zeros((0, 0, 0), dtype=np.int64)
+        finite = [c for c in sub.reshape(-1).tolist() if c != FORBIDDEN]
+        least = min(finite, default=0)
+        constant += least
+        for idx, c in np.ndenumerate(sub):
+            clause = [-x(v, ok[p][idx[p]]) for p, v in enumerate(nodes)]
+            if c == FORBIDDEN:
+                enc.hard.append(clause)
+            elif c > least:
+                enc.soft.append((clause, int(c) - least))
+    size = _size(enc)
+    if not size.within(limit):
+        raise TooBig(f"cost part {size}")
+    t1 = time.perf_counter()
+    # memory
+    mem = _Memory(problem, enc, allowed, limit)
+    enc.memory = mem
+    if memory == "eager":
+        mem.add(range(len(mem.rows)), enc.hard)
+    elif memory != "lazy":
+        mem.rows, mem.row_of_point[:] = mem.rows[:0], -1
+    enc.constant = constant
+    size = _size(enc)
+    if not size.within(limit):
+        raise TooBig(f"model {size}")
+    enc.stats = {"variables": enc.top, "hard": len(enc.hard), "soft": len(enc.soft),
+                 "literals": size.terms, "memory_rows": len(mem.rows), "mdd_nodes": mem.nodes,
+                 "folded": folded, "sweeps": sweeps,
+                 "encode_cost_s": round(t1 - t0, 3),
+                 "encode_memory_s": round(time.perf_counter() - t1, 3)}
+    return enc
+
+
+def _size(enc: Encoding) -> ModelSize:
+    lits = sum(len(c) for c in enc.hard) + sum(len(c) for c, _ in enc.soft)
+    return ModelSize(enc.top, len(enc.hard) + len(enc.soft), lits)
+
+
+# ------------------------------------------------------------------------------------------ solving
+def _rc2_class():
+    """RC2Stratified that hands every level's model to a callback and never blocks an interrupt."""
+    from pysat.examples.rc2 import RC2Stratified
+
+    class _RC2(RC2Stratified):
+        on_model: Optional[Callable[[list[int]], None]] = None
+        stopped = False
+
+        def _call_oracle(self, assumptions=[], expect_interrupt=False):  # noqa: B006 (pysat's API)
+            # pysat clears an interrupt to finish the current core (minimisation, exhaustion: many
+            # more SAT calls); once stopped, every call returns "unknown" at once instead.
+            if self.stopped:
+                return None
+            return super()._call_oracle(assumptions=assumptions, expect_interrupt=True)
+
+        def next_level(self):
+            """pysat's level choice (BLO + diversity) with suffix sums: the original recomputes
+            them per candidate level, quadratic in the distinct weights (tens of thousands here
+            after diffusion, minutes of pure Python that no interrupt can stop)."""
+            if self.levl >= len(self.blop):
+                self.levl = None
+                return
+            blop, wstr, last = self.blop, self.wstr, len(self.blop) - 1
+            count = [0] * (last + 2)
+            total = [0] * (last + 2)
+            for k in range(last, -1, -1):
+                count[k] = count[k + 1] + len(wstr[blop[k]])
+                total[k] = total[k + 1] + blop[k] * len(wstr[blop[k]])
+            diversity = (self.bstr >> 1) & 1
+            while self.levl < last:
+                numr, sumr = count[self.levl + 1], total[self.levl + 1]
+                if blop[self.levl] > sumr and sumr != 0:
+                    break
+                if diversity and numr / float(last - self.levl) > self.sdiv:
+                    break
+                self.levl += 1
+
+        def finish_level(self):
+            """pysat's end of a level, except that the level's model lowers the upper bound (and
+            so hardens clauses) only when ``on_model`` says its plan is a real solution: with lazy
+            memory rows a model may break memory, and its cost bounds nothing."""
+            self.garbage = set()
+            model = self.oracle.get_model()
+            if self.on_model is None or self.on_model(model):
+                rest = sum(w * len(self.wstr[w]) for w in self.blop[self.levl + 1:])
+                cost = sum(w for s, w in self.owgt.items()
+                           if abs(s) > len(model) or model[abs(s) - 1] != s)
+                self.ubnd = min(self.ubnd, cost)
+                for s in self.sels + self.sums:
+                    if self.wght[s] > min(rest, self.ubnd - self.cost):
+                        self.oracle.add_clause([s])
+                        self.garbage.add(s)
+            self.filter_assumps()
+
+    return _RC2
+
+
+@dataclass
+class MaxSatEngine:
+    """The MaxSAT model of a :class:`Problem`, solved by RC2 (stratified, hardening on).
+
+    ``edge_form``: ``"pairs"`` (marginal linking) or ``"direct"`` (binary soft clauses);
+    ``exhaust``/``minz``: RC2's core exhaustion and core minimisation; ``solver``: pysat's SAT oracle.
+    """
+
+    name: str = "maxsat"
+    edge_form: str = "direct"
+    exhaust: bool = False
+    minz: bool = True
+    blo: str = "div"          # "basic" or "div" (cluster stratification is not offered)
+    solver: str = "g3"
+    diffusion: float = 0.1    # share of the time limit for min-sum diffusion (at most 10 s)
+    memory: str = "lazy"      # "lazy" (rows added as models break them) or "eager"
+    limit: ModelSize = field(default_factory=lambda: BUDGET)
+
+    def estimate(self, problem: Problem) -> ModelSize:
+        """Cheap size from array lengths: strategy and edge-entry clauses plus a memory term (each
+        interval's strategies times the time points it covers; the MDDs are usually far smaller)."""
+        strategies = len(problem.node_costs)
+        entries = len(problem.edge_costs)
+        lo, hi = problem.interval_point_range
+        k = problem.strategy_counts[problem.interval_node] if problem.num_intervals else lo
+        memory = int(((hi - lo) * k).sum()) if len(problem.time_points) else 0
+        memory = memory if (problem.point_capacity < INT64_MAX).any() else 0
+        pairs = entries if self.edge_form == "pairs" else 0
+        return ModelSize(variables=strategies + pairs + memory // 4,
+                         constraints=2 * strategies + entries + 2 * pairs + memory // 4,
+                         terms=4 * strategies + 2 * entries + 4 * pairs + memory // 2)
+
+    def budget(self) -> ModelSize:
+        return self.limit
+
+    def solve(self, problem: Problem, time_limit: float, hint: Optional[np.ndarray],
+              threads: int, seed: int,
+              on_solution: Callable[[np.ndarray], None]) -> ExactOutcome:
+        """Encode, then RC2 until optimal or ``time_limit`` (one thread: RC2 is sequential)."""
+        from pysat.formula import WCNF
+
+        start = time.monotonic()
+        end = start + max(0.0, time_limit - MARGIN)
+        try:
+            enc = encode(problem, self.edge_form, self.limit, memory=self.memory,
+                         diffusion=min(10.0, self.diffusion * time_limit))
+        except TooBig as exc:
+            return ExactOutcome("too-big", note=f"maxsat model above budget: {exc}")
+        except Infeasible as exc:
+            return ExactOutcome("infeasible", note=str(exc))
+        stats = dict(enc.stats, encode_s=round(time.monotonic() - start, 3))
+        best: dict = {"plan": None, "cost": None}
+
+        def offer(plan: np.ndarray, report: bool) -> bool:
+            """Keep (and report) an improving plan; True when the plan is a real solution."""
+            ev = evaluate(problem, plan)
+            if not ev.feasible or ev.has_forbidden:
+                return False
+            if best["cost"] is None or ev.cost < best["cost"]:
+                best["plan"], best["cost"] = plan.copy(), ev.cost
+                if report:
+                    on_solution(plan.copy())
+            return True
+
+        upper = enc.objective()
+        phases: list[int] = []
+        if hint is not None:
+            plan = np.asarray(hint, dtype=np.int64)
+            if offer(plan, report=False):
+                upper = min(upper, best["cost"] - enc.constant)
+            gvars = enc.var_of[problem.strategy_offsets[:-1] + plan]
+            chosen = set(gvars[gvars > 0].tolist())
+            phases = [v if v in chosen else -v for v in enc.var_of[enc.var_of > 0].tolist()]
+        if time.monotonic() >= end:
+            return self._outcome("unknown", best, enc.constant, stats, "no time left after encoding")
+        wcnf = WCNF()
+        wcnf.nv = enc.top
+        wcnf.extend(enc.hard)
+        for clause, weight in enc.soft:
+            wcnf.append(clause, weight=weight)
+        if not enc.soft:   # RC2Stratified never calls its oracle without a soft clause
+            wcnf.append([enc.new()], weight=1)
+            wcnf.nv = enc.top
+        rc2 = _rc2_class()(wcnf, solver=self.solver, blo=self.blo, exhaust=self.exhaust,
+                           minz=self.minz)
+        rc2.ubnd = min(rc2.ubnd, upper)   # hardening may use the hint's cost (sound: optimum <= it)
+        rc2.on_model = lambda model: offer(enc.plan(model, problem), report=True)
+        if phases:
+            rc2.oracle.set_phases(phases)
+        safe = {"cost": 0, "fired": False}
+        lock = threading.Lock()
+
+        def stop() -> None:
+            with lock:
+                safe["cost"], safe["fired"] = rc2.cost, True   # every core so far is genuine
+                rc2.stopped = True
+                rc2.interrupt()
+
+        timer = threading.Timer(max(0.0, end - time.monotonic()), stop)
+        timer.daemon = True
+        timer.start()
+        rounds, proven, infeasible = 0, False, False
+        try:
+            while True:
+                rounds += 1
+                model = rc2.compute(expect_interrupt=True)
+                if model is not None and safe["fired"]:
+                    offer(enc.plan(model, problem), report=True)
+                if model is None or safe["fired"]:
+                    infeasible = model is None and not safe["fired"]
+                    break
+                plan = enc.plan(model, problem)
+                broken = enc.memory.violated(plan) if enc.memory is not None else []
+                if not broken:
+                    offer(plan, report=True)
+                    proven = True
+                    break
+                clauses: list[list[int]] = []
+                enc.memory.add(broken, clauses)     # lazy rows: the model broke these
+                for clause in clauses:
+                    rc2.add_clause(clause)
+        except (TooBig, Infeasible) as exc:  # a lazy row outgrew the budget / cannot fit
+            infeasible = isinstance(exc, Infeasible)
+            stats["lazy_error"] = str(exc)
+        finally:
+            timer.cancel()
+            with lock:
+                fired = safe["fired"]
+        bound = safe["cost"] if fired else rc2.cost
+        stats.update(solve_s=round(time.monotonic() - start - stats["encode_s"], 3), rounds=rounds,
+                     lazy_rows=len(enc.memory.done) if enc.memory else 0, mdd_nodes=enc.memory.nodes
+                     if enc.memory else 0)
+        rc2.delete()
+        if proven and not fired:
+            out = self._outcome("optimal", best, enc.constant, stats, "")
+            if out.cost is None or out.cost != enc.constant + bound:
+                # the model and the proof disagree: a bug, never a silent wrong claim
+                out.status, out.note, out.bound = "feasible", f"rc2 cost {bound} != plan cost", None
+            return out
+        if infeasible:
+            return ExactOutcome("infeasible", stats=stats,
+                                note="no plan without forbidden choices fits in memory")
+        status = "feasible" if best["plan"] is not None else "unknown"
+        out = self._outcome(status, best, enc.constant, stats, "time limit")
+        out.bound = enc.constant + bound
+        return out
+
+    @staticmethod
+    def _outcome(status: str, best: dict, constant: int, stats: dict, note: str) -> ExactOutcome:
+        cost = best["cost"]
+        return ExactOutcome(status, best["plan"], cost, cost if status == "optimal" else constant,
+                            note, stats)
+
+
+# ------------------------------------------------------------------------------------------ backend
+def _pysat_available() -> tuple[bool, str]:
+    try:
+        from pysat.examples.rc2 import RC2Stratified  # noqa: F401
+    except Exception as exc:  # noqa: BLE001 -- any import failure means "not here"
+        return False, (f"python-sat is not installed ({type(exc).__name__}); "
+                       "install it with: pip install 'iopddl-portfolio[maxsat]'")
+    return True, ""
+
+
+class MaxSatBackend(ExactBackend):
+    name = "maxsat"
+    description = "python-sat RC2 (core-guided MaxSAT): exact on presolved instances, LNS windows above"
+    capabilities = Capabilities(exact=True, anytime=True, warm_start=True, reduced=True)
+
+    def available(self) -> tuple[bool, str]:
+        return _pysat_available()
+
+    def engine(self) -> MaxSatEngine:
+        return MaxSatEngine()
+
+
+@hookimpl
+def portfolio_backends() -> list:
+    return [MaxSatBackend()]
