@@ -33,7 +33,17 @@ def _gap(run: BackendRun, best: Optional[int]) -> str:
 
 
 def _status(run: BackendRun) -> str:
-    return f"[{_STATUS_STYLE.get(run.status, '')}]{run.status.value}[/]"
+    """The status; optimal and infeasible are what the backend claimed, so they are shown as such."""
+    label = run.status.value
+    if run.status in (Status.OPTIMAL, Status.INFEASIBLE_PROVEN):
+        label += " (claim)"
+    return f"[{_STATUS_STYLE.get(run.status, '')}]{label}[/]"
+
+
+def _cpu(run: BackendRun) -> str:
+    if run.cpu_seconds is None:
+        return "-"
+    return f"{run.cpu_seconds:.1f} s" + (f" /{run.cores}" if run.cores > 1 else "")
 
 
 def live_table(portfolio: Portfolio) -> Table:
@@ -52,10 +62,14 @@ def live_table(portfolio: Portfolio) -> Table:
 
 
 def final_table(result: PortfolioResult) -> Table:
-    """The leaderboard of this run: status, best cost, gap to the best, time to best, lower bound."""
+    """The leaderboard of this run: status, best cost, gap to the best, time to best, the bound the
+    backend claimed (false claims are dropped and named in the note), CPU time; the caption says
+    whether the answer is proven, only claimed, or neither."""
     best = result.cost
-    table = Table(title=f"{result.problem}: backends", title_justify="left")
-    for col in ("backend", "status", "best cost", "gap", "time to best", "lower bound", "note"):
+    table = Table(title=f"{result.problem}: backends", title_justify="left",
+                  caption=result.proof or None, caption_justify="left")
+    for col in ("backend", "status", "best cost", "gap", "time to best", "claimed bound", "cpu",
+                "note"):
         table.add_column(col, justify="left" if col in ("backend", "status", "note") else "right")
     order = sorted(result.runs.values(),
                    key=lambda r: (r.disqualified, r.best_cost is None, r.best_cost or 0, r.name))
@@ -64,7 +78,7 @@ def final_table(result: PortfolioResult) -> Table:
             run.name + (" [bold]*[/]" if run.name == result.winner else ""), _status(run),
             _cost(run.best_cost), _gap(run, best),
             "-" if run.time_to_best is None else f"{run.time_to_best:.2f} s",
-            _cost(run.lower_bound), run.note,
+            _cost(run.lower_bound), _cpu(run), run.note,
         )
     return table
 

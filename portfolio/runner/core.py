@@ -172,7 +172,9 @@ class Portfolio:
             run = self.runs.get(claim.source)
             if run is None:
                 continue
-            earlier = run.note.split(" || ", 1)[-1] if run.note.startswith("false claim") else run.note
+            earlier = run.note
+            if earlier.startswith("false claim"):
+                earlier = earlier.split(" || ", 1)[1] if " || " in earlier else ""
             false = ", ".join(c.what() for c in run.claims if c.false)
             run.note = f"false claim: {false}; {claim.why_false}" + (f" || {earlier}" if earlier else "")
             if run.status is Status.OPTIMAL:
