@@ -52,15 +52,23 @@ def sizes(names: list[str]) -> None:
         _, pre = load(name)
         red = pre.reduced
         engine = CpSatEngine()
+        if len(red.time_points) == 0:
+            continue
         fits = engine.estimate(red).within(BUDGET)
         md = build_exact_model(red)
-        for memory in ("rows", "sweep", "cumulative"):
-            if memory == "rows" and md.memory.terms > 3_000_000:
+        for memory in ("rows", "lazy", "sweep", "cumulative"):
+            if memory == "rows" and md.memory.terms > 3_000_000 and fits:
                 print(f"| {name} | {int((red.strategy_counts > 1).sum())} | {len(md.factors)} | "
                       f"{md.stats['factor_entries']:,} | {len(md.memory.rhs):,} | rows | - | - | "
                       f"{md.memory.terms:,} | (not built) | {fits} |")
                 continue
-            if not fits and memory != "sweep":
+            if not fits:
+                if memory == "sweep":
+                    est = engine.estimate(red)
+                    print(f"| {name} | {int((red.strategy_counts > 1).sum())} | "
+                          f"{len(md.factors)} | {md.stats['factor_entries']:,} | "
+                          f"{len(md.memory.rhs):,} | (estimate) | {est.variables:,} | "
+                          f"{est.constraints:,} | - | (LNS) | {fits} |")
                 continue
             t0 = time.perf_counter()
             model, _, stats = CpSatEngine(memory=memory).build(md)

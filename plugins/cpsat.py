@@ -188,7 +188,8 @@ class CpSatEngine:
                 for s in np.flatnonzero(usable[so[v]:so[v + 1]]).tolist():
                     members = order[bounds[s]:bounds[s + 1]].tolist()
                     if members:
-                        m.add(sum(evars[t] for t in members) == lits_of[pos][s])
+                        m.add(cp_model.LinearExpr.sum([evars[t] for t in members])
+                              == lits_of[pos][s])
                     else:
                         m.add(lits_of[pos][s] == 0)
         mem_mode, mem_terms = self._memory(m, model_data, xvar)

@@ -41,10 +41,10 @@ KINDS = ("region", "time", "edges")
 class LnsParams:
     """Knobs of the loop (defaults measured on the shared instances; see docs/benchmarks.md)."""
 
-    initial_size: int = 80          # nodes in the first window
+    initial_size: int = 50          # nodes in the first window
     min_size: int = 10
     max_size: int = 4000
-    window_time: float = 3.0        # seconds per window solve
+    window_time: float = 2.0        # seconds per window solve
     grow: float = 1.3               # size factor after a quick optimal window
     shrink: float = 0.75            # size factor after a window that timed out
 

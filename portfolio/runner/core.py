@@ -590,6 +590,7 @@ class Portfolio:
                 self._stop_all(f"the run was interrupted ({self.interrupted})")
                 return
             self._check_memory(live)
+            live = [w for w in live if not w.done]
             reason = self._stop_reason()
             if reason:
                 self.stopped_early = reason
