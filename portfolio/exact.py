@@ -97,10 +97,10 @@ def deadline_in(deadline: float) -> float:
 
 
 # ------------------------------------------------------------------------------------------ driver
-FULL_SHARE = 0.6
+FULL_SHARE = 0.75
 """Share of the time left that the full model gets when LNS may follow (large models only)."""
 
-SMALL_MODEL = 0.1
+SMALL_MODEL = 0.25
 """A model this fraction of the budget or less gets all the time: CP-SAT-like engines run their
 own neighbourhood search inside, and an outer LNS on a model this small adds nothing measurable."""
 
