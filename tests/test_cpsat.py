@@ -211,3 +211,36 @@ def test_lns_reports_only_better_feasible_plans():
         previous = c
     assert cost == previous == evaluate(problem, plan).cost
     assert cost < start_cost, "60 windows should improve the least-memory plan"
+
+
+def test_a_bound_from_an_unfinished_solve_stays_below_the_optimum():
+    problem = generate_problem(150, 6, seed=11)
+    short, _ = solve(problem, limit=0.3)
+    full, _ = solve(problem, limit=60)
+    assert full.status == "optimal"
+    if short.bound is not None:
+        assert short.bound <= full.cost
+    if short.cost is not None:
+        assert short.cost >= full.cost
+
+
+def test_contest_sized_instances_exceed_the_default_budget():
+    problem = generate_problem(20000, 8, seed=2)
+    assert not cpsat.CpSatEngine().estimate(problem).within(cpsat.BUDGET)
+
+
+def test_cli_cpsat_solves_the_bundled_example_optimally(bundled_example):
+    """End to end through the runner, on the original (unpresolved) example."""
+    import json
+
+    from conftest import run_script
+    from portfolio.io import load_problem
+
+    best = optimum(load_problem(bundled_example))
+    out = run_script("portfolio", "solve", bundled_example, "--backends", "cpsat", "--no-presolve",
+                     "-t", "30", "--json", "-q", timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    doc = json.loads(out.stdout)
+    assert doc["cost"] == best
+    row = [b for b in doc["backends"] if b["backend"] == "cpsat"][0]
+    assert row["status"] == "optimal" and row["lower_bound"] == best
