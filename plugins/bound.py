@@ -21,8 +21,9 @@ import numpy as np
 from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
+from portfolio.kernels import bound as kbound
 from portfolio.kernels.bound import BoundParams, LagrangeBound
-from portfolio.kernels.engine import KernelBackend, prepare
+from portfolio.kernels.engine import KernelBackend, greedy_plan, prepare
 from portfolio.problem import Problem
 
 REFRESH_S = 0.5
@@ -38,6 +39,10 @@ class BoundBackend(KernelBackend):
                  params: Optional[BoundParams] = None) -> None:
         self.max_steps = max_steps     # set: a fixed number of steps instead of the deadline
         self.params = params
+
+    def prepare(self) -> None:
+        super().prepare()      # the shared search kernels (prepare, TRW-S, moves)
+        kbound.warmup()        # and the bound's own
 
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
@@ -58,6 +63,10 @@ class BoundBackend(KernelBackend):
 
         if warm_start is not None:
             known[0] = cost_of(np.asarray(warm_start, np.int64))
+        if known[0] is None and report.best() is None:
+            # alone (or first): a greedy plan's cost keeps the first steps' target honest
+            sol, ok, _ = greedy_plan(prep, 2, seed)
+            known[0] = cost_of(prep.expand(sol)) if ok else None
 
         def target() -> Optional[int]:
             now = time.time()

@@ -105,6 +105,7 @@ class Cell:
     status: str = "missing"
     is_best: bool = False
     gap_lb: Optional[float] = None
+    gap_own: Optional[float] = None   # mean certified gap (cost - the run's own bound) / cost
     vs_best_known: Optional[float] = None
 
 
@@ -240,6 +241,10 @@ def _cell(outcomes: list[Outcome], min_cost: Optional[int], best_known: Optional
         cell.is_best = min_cost is not None and cell.cost_min == min_cost
         if lower_bound:
             cell.gap_lb = (cell.cost_mean - lower_bound) / lower_bound
+        own = [_own_gap(o) for o in outcomes]
+        own = [g for g in own if g is not None]
+        if own:
+            cell.gap_own = sum(own) / len(own)
     if best_known is not None:
         cell.vs_best_known = sum(points(best_known, o.cost) for o in outcomes) / len(outcomes)
     bad = Counter(o.status for o in outcomes if o.cost is None)
@@ -250,6 +255,14 @@ def _cell(outcomes: list[Outcome], min_cost: Optional[int], best_known: Optional
     else:
         cell.status = "ok"
     return cell
+
+
+def _own_gap(o: Outcome) -> Optional[float]:
+    """The certified gap ``(cost - bound) / cost`` of one result row, from its own bound."""
+    lb = (o.row or {}).get("lower_bound")
+    if o.cost is None or lb is None or o.cost <= 0:
+        return None
+    return (o.cost - int(lb)) / o.cost
 
 
 def _labels(instances: Sequence[str]) -> dict[str, str]:
@@ -458,6 +471,16 @@ def render_table(board: Leaderboard):
         for row in runs:
             gaps.add_row(row.label, *[_pct(row.cells[i.name].gap_lb) for i in bounded])
         parts.append(gaps)
+    own = [i for i in board.instances if any(r.cells[i.name].gap_own is not None for r in runs)]
+    if own:
+        certified = Table(title="certified gap: (cost - the run's own lower bound) / cost",
+                          title_justify="left")
+        certified.add_column("configuration")
+        for info in own:
+            certified.add_column(info.label, justify="right")
+        for row in runs:
+            certified.add_row(row.label, *[_pct(row.cells[i.name].gap_own) for i in own])
+        parts.append(certified)
     parts += [Text(f"note: {n}", style="dim") for n in board.notes]
     return Group(*parts)
 
@@ -566,7 +589,13 @@ def write_plots(board: Leaderboard, entries_rows: Mapping[str, list[dict]], out_
         ref = info.best_known if info.best_known is not None else info.min_cost
         if not ref:
             continue
-        fig, ax = plt.subplots(figsize=(7, 4.2))
+        bounded = any(row.get("instance") == info.name and row.get("incumbents")
+                      and row.get("lower_bound") for rows in entries_rows.values() for row in rows)
+        if bounded:   # a second panel: the certified gap of the plan held at each time
+            fig, (ax, gap_ax) = plt.subplots(2, 1, figsize=(7, 6.4), sharex=True,
+                                             gridspec_kw={"height_ratios": [3, 2]})
+        else:
+            fig, ax = plt.subplots(figsize=(7, 4.2))
         ratios: list[float] = []
         for label in labels:
             first = True
@@ -580,6 +609,13 @@ def write_plots(board: Leaderboard, entries_rows: Mapping[str, list[dict]], out_
                         color=colors[label], alpha=0.85, lw=1.4, label=label if first else None)
                 ax.plot(times, costs, ls="none", marker=".", ms=4, color=colors[label], alpha=0.85)
                 ratios += costs
+                lb = row.get("lower_bound")
+                if lb and bounded:
+                    ax.axhline(lb / ref, color=colors[label], lw=0.9, ls="--", alpha=0.7,
+                               label=f"{label}: lower bound" if first else None)
+                    gaps = [100 * (i["cost"] - lb) / i["cost"] for i in row["incumbents"]]
+                    gap_ax.step(times + [max(end, times[-1])], gaps + [gaps[-1]], where="post",
+                                color=colors[label], alpha=0.85, lw=1.4)
                 first = False
         if not ratios:
             plt.close(fig)
@@ -595,7 +631,14 @@ def write_plots(board: Leaderboard, entries_rows: Mapping[str, list[dict]], out_
         if max(ratios) / max(min(ratios), 1e-300) > 20:
             ax.set_yscale("log")
         what = "best known" if info.best_known is not None else "best cost in these runs"
-        ax.set_xlabel("seconds since the task started (loading included)")
+        (gap_ax if bounded else ax).set_xlabel("seconds since the task started (loading included)")
+        if bounded:
+            gap_ax.set_ylabel("(cost - bound) / cost, %")
+            gap_ax.set_yscale("symlog", linthresh=0.1)
+            gap_ax.set_title("certified gap of the plan held (the run's final lower bound)",
+                             fontsize="small")
+            gap_ax.grid(alpha=0.3)
+            gap_ax.set_xlim(left=0)
         ax.set_ylabel(f"cost / {what}")
         ax.set_title(f"{info.name}: convergence")
         if info.time_limit:

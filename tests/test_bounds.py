@@ -177,3 +177,26 @@ def test_backend_returns_before_the_deadline():
     res = BoundBackend().solve(p, t + 1.5, 0, None, NullReporter())
     assert time.time() < t + 1.6
     assert res.lower_bound is not None and res.lower_bound > 0
+
+
+# ------------------------------------------------------------------------------ report
+def test_report_shows_the_certified_gap_and_plots_it(tmp_path):
+    from test_report import invoke, result_row, write_run
+
+    from portfolio.report import build
+
+    run = write_run(tmp_path / "r", [
+        result_row("tiny-x", "with", 1000, lower_bound=950),
+        result_row("tiny-x", "with", 1000, seed=1, lower_bound=990),
+        result_row("tiny-x", "without", 1200)])
+    board = build([run])
+    cells = {r.label: r.cells["tiny-x"] for r in board.rows}
+    assert cells["with"].gap_own == pytest.approx((0.05 + 0.01) / 2)
+    assert cells["without"].gap_own is None
+    res = invoke("report", run)
+    assert res.exit_code == 0, res.output
+    assert "certified gap" in res.output and "+3.00%" in res.output
+    pytest.importorskip("matplotlib")
+    res = invoke("report", run, "--plot")
+    assert res.exit_code == 0, res.output
+    assert "certified gap of the plan held" in (run / "plots" / "convergence-tiny-x.svg").read_text()

@@ -357,3 +357,17 @@ class LagrangeBound:
             self.step(ub)
             step_s = time.time() - t
         return self.best
+
+
+def warmup() -> float:
+    """Compile (or load from numba's cache) the bound kernels on the bundled example; seconds."""
+    from importlib import resources
+
+    from ..io import load_problem
+    from .engine import prepare
+
+    t0 = time.perf_counter()
+    problem = load_problem(str(resources.files("portfolio.data") / "example.json"))
+    lb = LagrangeBound(problem, prepare(problem).rm)
+    lb.run(0.0, max_steps=2)
+    return time.perf_counter() - t0
