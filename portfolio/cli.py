@@ -311,6 +311,40 @@ def _on_signals(handler: Any) -> dict:
     return old
 
 
+CAREFUL_LOAD_MAX_BYTES = 200 * 2**20
+"""Up to this size a cold-cache solve parses with ``json`` instead of compiling the fast scanner."""
+
+
+def _scanner_cache_warm() -> bool:
+    """Whether the fast loader's numba cache holds compiled code newer than its source (compiling
+    it costs about 6 s of a solve's budget). Unknown counts as warm."""
+    try:
+        import numba
+
+        from . import jsonscan
+
+        source = os.path.getmtime(jsonscan.__file__)
+        paths = [o._cache._cache_file._index_path for o in vars(jsonscan).values()
+                 if isinstance(o, numba.core.dispatcher.Dispatcher)]
+        return not paths or all(os.path.exists(p) and os.path.getmtime(p) >= source for p in paths)
+    except Exception:  # noqa: BLE001 -- numba internals moved: behave as before
+        return True
+
+
+def _load_for_solve(path: str | Path) -> tuple[Problem, float]:
+    """Load under the deadline: on a cold cache, the careful ``json`` path (no compilation) for
+    files up to CAREFUL_LOAD_MAX_BYTES; otherwise the usual fast path."""
+    if _scanner_cache_warm():
+        return _load(path)
+    t0 = time.perf_counter()
+    from . import io as pio
+
+    data = pio.read_bytes(path)
+    if len(data) > CAREFUL_LOAD_MAX_BYTES:
+        return pio.parse_problem(data, path), time.perf_counter() - t0
+    return pio._build(path, pio._parse_careful(path, data)), time.perf_counter() - t0
+
+
 def run_solve(problem_path: str | Path, time_limit: float, backends: str | None = None,
               workers: int | None = None, seed: int = 0, output: str | None = None,
               as_json: bool = False, quiet: bool = False, force: bool = False,
@@ -345,7 +379,7 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
     start = _process_start()
     _refuse_overwrite(output, force)
     chosen = _select_backends(backends, time_limit)
-    prob, load_s = _load(problem_path)
+    prob, load_s = _load_for_solve(problem_path)
     kwargs = dict(start=start, workers=workers, seed=seed, presolve=use_presolve,
                   early_stop=early_stop, memory_limit=memory_limit)
     if policy:
@@ -375,6 +409,8 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
                           + (f"; {result.proof}" if result.proof else "")
                           + (f"; stopped early: {result.stopped_early}" if result.stopped_early else ""),
                           highlight=False)
+            if result.bound_text():
+                console.print(result.bound_text(), highlight=False)
         elif result.infeasible_proven_by:
             console.print(f"[magenta]infeasible[/] (claimed by {result.infeasible_proven_by})",
                           highlight=False)

@@ -40,6 +40,17 @@ EXTRA_MIN_SECONDS = 2.0
 """No extra seed copy is started with less time than this before the backends' deadline."""
 
 
+def _freeze(obj: object) -> None:
+    """Make the numpy arrays of an unpickled Problem (and its Capacity) read-only again, as the
+    loader leaves them: numba compiles read-only and writable arrays as different types, so a
+    writable copy would miss every cached kernel and compile in the worker."""
+    for value in vars(obj).values():
+        if isinstance(value, np.ndarray):
+            value.setflags(write=False)
+        elif hasattr(value, "__dataclass_fields__"):
+            _freeze(value)
+
+
 def deadline_plan(start: float, time_limit: float) -> tuple[float, float, float]:
     """(backend deadline, hard-kill time, answer deadline) as absolute ``time.time()`` values.
 
@@ -300,6 +311,9 @@ class Portfolio:
         if not candidates:
             return
         backend = min(candidates, key=lambda b: (self.copies.get(b.name, 0), b.name))
+        setup = self.runs[backend.name].prepare_seconds or 0.0  # a copy loads the JIT cache again
+        if self.soft_deadline - time.time() < EXTRA_MIN_SECONDS + setup:
+            return
         k = self.copies.get(backend.name, 0) + 1
         self.copies[backend.name] = k
         run = BackendRun(f"{backend.name}+{k}", backend=backend.name, seed=self.seed + k, cores=1,
@@ -411,6 +425,8 @@ class Portfolio:
         elif message[0] == "presolved":
             pre = message[1]
             pre.original = self.problem
+            if pre.reduced is not None:
+                _freeze(pre.reduced)
             self._use_presolved(pre, message[2])
         else:
             self.presolve_info = {"error": validate.note_text(str(message[1]).strip().splitlines()[-1])}
