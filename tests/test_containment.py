@@ -1,0 +1,250 @@
+"""Fault containment (issue 15 items 1, 2, 3, 6, 7, 14): hostile backends cannot corrupt the answer,
+outlive the run or eat the machine, and a signal never loses the plan found so far.
+
+The hostile backends are the plugin modules of tests/hostile/, loaded through ``PORTFOLIO_PLUGINS``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import REPO, bundled_example_path
+from portfolio.backend import Backend, SolveResult, Status
+from portfolio.io import load_problem
+from portfolio.runner import contain, run_portfolio
+
+HOSTILE = REPO / "tests" / "hostile"
+sys.path.insert(0, str(HOSTILE))
+
+
+def _env(plugins: str, **extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "PORTFOLIO_PLUGINS")}
+    env["PYTHONPATH"] = os.pathsep.join([str(HOSTILE), env.get("PYTHONPATH", "")])
+    env["PORTFOLIO_PLUGINS"] = plugins
+    env.update(extra)
+    return env
+
+
+def _exe(name: str) -> str:
+    return str(Path(sys.executable).with_name(name))
+
+
+def _run(args: list, env: dict, timeout: float = 90) -> tuple[subprocess.CompletedProcess, float]:
+    t0 = time.monotonic()
+    proc = subprocess.run([str(a) for a in args], capture_output=True, text=True, env=env,
+                          stdin=subprocess.DEVNULL, timeout=timeout)
+    return proc, time.monotonic() - t0
+
+
+def _survivors(marker: str) -> list[int]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read():
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
+
+
+# ------------------------------------------------------------------------------------------ 1: stdout
+@pytest.mark.slow
+def test_backend_output_never_reaches_stdout():
+    env = _env("hostile_print")
+    proc, _ = _run([_exe("portfolio"), "solve", "-b", "printer,minusage", "-t", "8", "-q"], env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("\n") == 1 and "LEAK" not in proc.stdout, proc.stdout
+    plan = json.loads(proc.stdout)
+    assert len(plan) == 8
+    assert "LEAK from print" in proc.stderr and "LEAK from fd 1" in proc.stderr  # shown, not lost
+    assert "LEAK from a child" in proc.stderr and "LEAK from prepare" in proc.stderr
+    proc, _ = _run([_exe("portfolio"), "solve", "-b", "printer", "-t", "8", "-q", "--json"], env)
+    assert json.loads(proc.stdout)["winner"] == "printer"  # the whole stdout is one JSON document
+    proc, _ = _run([_exe("iopddl"), bundled_example_path(), "8"], env)
+    assert proc.returncode == 0 and "LEAK" not in proc.stdout
+    assert len(json.loads(proc.stdout.strip().splitlines()[-1])) == 8
+
+
+# ------------------------------------------------------------------------------------------ 2: children
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["spawn-leave", "spawn-hang", "spawn-crash"])
+def test_programs_a_backend_starts_end_with_the_run(backend):
+    marker = f"hostile-{uuid.uuid4().hex}"
+    env = _env("hostile_spawn", HOSTILE_MARKER=marker)
+    try:
+        # capture_output waits for end-of-file on stdout and stderr: a survivor holding either hangs it
+        proc, seconds = _run([_exe("portfolio"), "solve", "-b", f"{backend},minusage", "-t", "6", "-q"],
+                             env, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        assert seconds < 6 + 3, seconds
+        assert len(json.loads(proc.stdout.strip().splitlines()[-1])) == 8
+        time.sleep(0.5)
+        assert _survivors(marker) == []
+    finally:
+        for pid in _survivors(marker):
+            os.kill(pid, signal.SIGKILL)
+
+
+def test_in_process_run_ends_children_and_reaps_them():
+    import hostile_spawn
+
+    marker = f"hostile-{uuid.uuid4().hex}"
+    os.environ["HOSTILE_MARKER"] = marker
+    try:
+        problem = load_problem(bundled_example_path())
+        result = run_portfolio(problem, [hostile_spawn.Crashes(), hostile_spawn.Leaves()], time_limit=4.0)
+        assert result.solution is not None
+        time.sleep(0.3)
+        assert _survivors(marker) == []
+        zombies = [c for c in contain.children(os.getpid())
+                   if open(f"/proc/{c}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"]
+        assert zombies == []
+        assert not contain.is_subreaper()  # the flag is given back after the run
+    finally:
+        os.environ.pop("HOSTILE_MARKER", None)
+        for pid in _survivors(marker):
+            os.kill(pid, signal.SIGKILL)
+
+
+# ------------------------------------------------------------------------------------------ 3: memory
+@pytest.mark.slow
+def test_memory_hog_is_ended_and_the_others_go_on():
+    env = _env("hostile_memory")
+    proc, _ = _run([_exe("portfolio"), "solve", "-b", "memory-hog,localsearch", "-t", "20", "-q",
+                    "--json", "--memory-limit", "300M"], env)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    rows = {r["backend"]: r for r in doc["backends"]}
+    hog = rows["memory-hog"]
+    assert hog["status"] == "error" and "memory limit" in hog["note"], hog
+    used = float(hog["note"].split("used ")[1].split(" MiB")[0].replace(",", ""))
+    assert 300 < used < 1100  # caught within a few polls, not after eating the machine
+    assert hog["finished"] < 15
+    other = rows["localsearch"]  # went on to the deadline (or finished), untouched by the cap
+    assert other["status"] in ("feasible", "timeout", "optimal", "no-solution"), other
+    assert "memory" not in other["note"] and other["finished"] > hog["finished"]
+    assert doc["cost"] is not None
+
+
+def test_memory_limit_option_and_default():
+    total = contain.total_memory()
+    assert total is not None
+    assert contain.default_memory_limit(3) == max(1 << 30, int(total * 0.75 / 3))
+    assert contain.default_memory_limit(10**6) == 1 << 30
+    assert contain.parse_size("4G") == 4 << 30 and contain.parse_size("512m") == 512 << 20
+    assert contain.parse_size("1.5GiB") == 3 << 29 and contain.parse_size("2048") == 2048 << 20
+    assert contain.parse_size("none") is None
+    with pytest.raises(ValueError, match="not a size"):
+        contain.parse_size("lots")
+
+
+def test_bad_memory_limit_is_one_line():
+    proc, _ = _run([_exe("portfolio"), "solve", "--memory-limit", "lots", "-t", "5"], _env(""))
+    assert proc.returncode == 2
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "--memory-limit" in lines[0]
+
+
+def test_private_memory_excludes_shared_pages():
+    """A forked child shares the parent's pages: its RSS counts them, its private memory does not."""
+    big = np.ones(200 << 20, dtype=np.uint8)  # 200 MiB touched in the parent
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: touch nothing, wait
+        os.close(w)
+        os.read(r, 1)
+        os._exit(0)
+    try:
+        time.sleep(0.2)
+        assert contain.rss_bytes(pid) > 150 << 20
+        assert contain.tree_memory(pid, limit=100 << 20) < 100 << 20
+    finally:
+        os.close(r)
+        os.close(w)
+        os.waitpid(pid, 0)
+        del big
+
+
+# ------------------------------------------------------------------------------------------ 6, 7
+def _factory(tag: str, folder: Path) -> Backend:
+    """Two classes from one factory: same module, same __qualname__, different objects."""
+
+    class Same(Backend):
+        name = f"same-{tag}"
+        description = "prepare writes a file"
+
+        def prepare(self) -> None:
+            (folder / tag).write_text(tag)
+
+        def solve(self, problem, deadline, seed, warm_start, report):
+            ok = (folder / tag).exists()
+            return SolveResult(Status.FEASIBLE if ok else Status.NO_SOLUTION,
+                               problem.min_usage_strategies.copy() if ok else None)
+
+    return Same()
+
+
+def test_prepare_is_not_shared_between_classes_of_the_same_name(tmp_path):
+    a, b = _factory("a", tmp_path), _factory("b", tmp_path)
+    assert type(a).__qualname__ == type(b).__qualname__
+    result = run_portfolio(load_problem(bundled_example_path()), [a, b], time_limit=5.0)
+    assert (tmp_path / "a").exists() and (tmp_path / "b").exists()
+    assert result.runs["same-a"].status is Status.FEASIBLE
+    assert result.runs["same-b"].status is Status.FEASIBLE
+
+
+def test_float_plans_follow_one_rule():
+    import hostile_float as hf
+
+    result = run_portfolio(load_problem(bundled_example_path()),
+                           [hf.ReportsFloats(), hf.ReturnsFloats(), hf.IntegralFloats()], time_limit=4.0)
+    for name in ("float-report", "float-return", "float-integral"):
+        run = result.runs[name]
+        assert run.status is Status.REJECTED, (name, run.status, run.note)
+        assert "is not an integer" in run.note, run.note
+        assert run.best_cost is None  # nothing truncated into a plan
+    assert result.winner == "fallback"
+
+
+# ------------------------------------------------------------------------------------------ 14: signals
+@pytest.mark.slow
+@pytest.mark.parametrize("command, sig, code", [
+    ("solve", signal.SIGINT, 130),
+    ("solve", signal.SIGTERM, 143),
+    ("iopddl", signal.SIGTERM, 143),
+])
+def test_signal_prints_the_best_plan_at_once(command, sig, code):
+    env = _env("")
+    args = ([_exe("portfolio"), "solve", bundled_example_path(), "-b", "minusage,localsearch",
+             "-t", "60", "-q", "--no-early-stop"] if command == "solve"
+            else [_exe("iopddl"), bundled_example_path(), "60"])
+    proc = subprocess.Popen([str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env, stdin=subprocess.DEVNULL)
+    try:
+        time.sleep(8)
+        assert proc.poll() is None, proc.communicate()
+        t0 = time.monotonic()
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=20)
+        assert time.monotonic() - t0 < 5
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == code, err
+    plan = json.loads(out.strip().splitlines()[-1])
+    assert len(plan) == 8
+    from portfolio.evaluate import evaluate
+
+    assert evaluate(load_problem(bundled_example_path()), plan).feasible
+    assert "Traceback" not in err
