@@ -115,6 +115,31 @@ class PortfolioResult:
         found = [i for run in self.runs.values() for i in run.incumbents]
         return sorted(found, key=lambda i: i.time)
 
+    @property
+    def best_bound(self) -> Optional[Claim]:
+        """The highest standing lower-bound claim (an optimality claim counts), or None."""
+        bounds = [c for c in self.claims if not c.false and c.value is not None]
+        return max(bounds, key=lambda c: (c.value, c.exact), default=None)
+
+    @property
+    def gap(self) -> Optional[float]:
+        """``(cost - best bound) / cost``: how far the answer can be from the optimum at most."""
+        bound = self.best_bound
+        if bound is None or self.cost is None:
+            return None
+        if self.cost == bound.value:
+            return 0.0
+        return (self.cost - bound.value) / self.cost if self.cost > 0 else None
+
+    def bound_text(self) -> Optional[str]:
+        """One line for the final table: the best bound, its source and the gap."""
+        bound = self.best_bound
+        if bound is None:
+            return None
+        gap = self.gap
+        return (f"lower bound {bound.value:,} by {bound.source}"
+                + ("" if gap is None else f", gap {100 * gap:.3f} %"))
+
     def to_dict(self) -> dict:
         return {
             "problem": self.problem,
@@ -126,6 +151,9 @@ class PortfolioResult:
             "infeasible_proven_by": self.infeasible_proven_by,
             "proof": self.proof,
             "stopped_early": self.stopped_early,
+            "lower_bound": None if self.best_bound is None else self.best_bound.value,
+            "lower_bound_source": None if self.best_bound is None else self.best_bound.source,
+            "gap": self.gap,
             "interrupted": self.interrupted,
             "claims": [c.to_dict() for c in self.claims],
             "schedule": self.schedule,
