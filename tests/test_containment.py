@@ -248,3 +248,17 @@ def test_signal_prints_the_best_plan_at_once(command, sig, code):
 
     assert evaluate(load_problem(bundled_example_path()), plan).feasible
     assert "Traceback" not in err
+
+
+def test_runner_does_not_hang_on_available(monkeypatch):
+    import hostile_available as ha
+    from portfolio import registry
+
+    monkeypatch.setattr(registry, "AVAILABLE_TIMEOUT", 0.5)
+
+    t0 = time.monotonic()
+    result = run_portfolio(load_problem(bundled_example_path()), [ha.Hangs(), ha.Raises()], time_limit=4.0)
+    assert time.monotonic() - t0 < 4.5
+    assert "did not answer" in result.runs["avail-hangs"].note
+    assert "available exploded" in result.runs["avail-raises"].note
+    assert result.solution is not None  # the runner's own plan all the same

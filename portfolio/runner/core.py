@@ -23,6 +23,7 @@ import numpy as np
 from ..backend import BackendLike, Status
 from ..evaluate import Evaluation, evaluate, min_usage_profile
 from ..problem import Problem
+from ..registry import guarded_available
 from . import contain, validate
 from .claims import INFEASIBLE, LOWER_BOUND, OPTIMAL, Claim, ClaimBook
 from .presolving import PRESOLVE_SHARE, presolve_main, summary
@@ -263,10 +264,8 @@ class Portfolio:
                 run.note = why
                 continue
             self.waiting.remove(backend)
-            try:
-                ok, reason = backend.available()
-            except Exception as exc:  # noqa: BLE001 -- plugin code; its failure is its row's
-                ok, reason = False, f"available() raised {type(exc).__name__}: {exc}"
+            # plugin code in the parent: under a time limit, and cached (the CLI asked already)
+            ok, reason = guarded_available(backend)
             if not ok:
                 run.status, run.note = Status.UNSUPPORTED, f"not available: {reason}"
                 continue
