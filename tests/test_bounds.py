@@ -200,3 +200,34 @@ def test_report_shows_the_certified_gap_and_plots_it(tmp_path):
     res = invoke("report", run, "--plot")
     assert res.exit_code == 0, res.output
     assert "certified gap of the plan held" in (run / "plots" / "convergence-tiny-x.svg").read_text()
+
+
+# ------------------------------------------------------------------------------ runner
+def chain_problem(n=8, seed=3):
+    """A memory-free chain: TRW-S is exact on it, so the bound reaches the optimum."""
+    rng = np.random.default_rng(seed)
+    counts = [int(k) for k in rng.integers(2, 4, n)]
+    costs = [[int(x) for x in rng.integers(0, 40, k)] for k in counts]
+    edges = [[i, i + 1] for i in range(n - 1)]
+    tables = [[int(x) for x in rng.integers(0, 30, counts[i] * counts[i + 1])] for i in range(n - 1)]
+    return make_problem(costs, [(0, 1)] * n, [[1] * k for k in counts], edges, tables)
+
+
+@pytest.mark.slow
+def test_zero_gap_ends_the_run_early():
+    from portfolio.runner import run_portfolio
+    from portfolio_plugins.greedy import GreedyBackend
+    from portfolio_plugins.localsearch import LocalSearchBackend
+
+    p = chain_problem()
+    limit = 60.0
+    result = run_portfolio(p, [GreedyBackend(), LocalSearchBackend(), BoundBackend()], limit,
+                           workers=2)
+    assert result.cost == true_optimum(p)
+    assert result.best_bound is not None and result.best_bound.value == result.cost
+    assert result.gap == 0.0
+    assert result.stopped_early and "bound" in result.stopped_early
+    assert result.elapsed < limit / 2
+    doc = result.to_dict()
+    assert doc["lower_bound"] == result.cost and doc["gap"] == 0.0
+    assert doc["lower_bound_source"] == "bound"
