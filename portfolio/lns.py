@@ -314,7 +314,7 @@ def run_lns(problem: Problem, plan: np.ndarray, deadline: float, solve_window: W
         picker.reward(kind, improved)
         if out.status == "optimal":
             stats.optimal_windows += 1
-            if spent < 0.5 * limit:
+            if spent < 0.8 * limit:  # solved with time to spare: try a larger region
                 size = min(params.max_size, problem.num_nodes, size * params.grow)
         elif out.status in ("unknown", "feasible", "too-big"):
             size = max(params.min_size, size * params.shrink)
