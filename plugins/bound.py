@@ -47,6 +47,8 @@ class BoundBackend(KernelBackend):
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
         t0 = time.perf_counter()
+        if problem.num_nodes == 0:  # nothing to decide; the kernels draw among n >= 1 nodes
+            return SolveResult(Status.FEASIBLE, np.zeros(0, dtype=np.int64), note="no nodes")
         try:
             prep = prepare(problem)
         except ValueError as exc:   # usages beyond the int64 kernels' range

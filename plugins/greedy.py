@@ -34,6 +34,8 @@ class GreedyBackend(KernelBackend):
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
         t0 = time.perf_counter()
+        if problem.num_nodes == 0:  # nothing to decide; the kernels draw among n >= 1 nodes
+            return SolveResult(Status.FEASIBLE, np.zeros(0, dtype=np.int64), note="no nodes")
         prep = prepare(problem)
         t1 = time.perf_counter()
         sol, ok, stats = greedy_plan(prep, self.design, seed)

@@ -39,6 +39,8 @@ class LocalSearchBackend(KernelBackend):
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
         t0 = time.perf_counter()
+        if problem.num_nodes == 0:  # nothing to decide; the kernels draw among n >= 1 nodes
+            return SolveResult(Status.FEASIBLE, np.zeros(0, dtype=np.int64), note="no nodes")
         prep = prepare(problem)
         search = Searcher(prep, seed, self.params)
         notes = []

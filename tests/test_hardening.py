@@ -318,3 +318,67 @@ def test_broken_extended_file_is_one_line(tmp_path, corrupt, where):
         load_problem(out)
     assert err.value.where == where, str(err.value)
     assert "\n" not in str(err.value)
+
+
+# ------------------------------------------------------------------------------------------ 13: degenerate
+DEGENERATE = {
+    "no-nodes": {"intervals": [], "costs": [], "usages": [], "edges": [], "edge_costs": [], "limit": 10},
+    "one-node": {"intervals": [[0, 3]], "costs": [[5, 2, 9]], "usages": [[1, 4, 2]], "edges": [],
+                 "edge_costs": [], "limit": 3},
+    "no-edges": {"intervals": [[0, 3], [1, 4], [2, 2]], "costs": [[5, 2], [1, 7], [3]],
+                 "usages": [[1, 4], [3, 1], [9]], "edges": [], "edge_costs": [], "limit": 5},
+    "one-choice": {"intervals": [[0, 0]], "costs": [[5]], "usages": [[0]], "edges": [],
+                   "edge_costs": [], "limit": None},
+    "self-loop": {"intervals": [[0, 2]], "costs": [[4, 1]], "usages": [[1, 1]], "edges": [[0, 0]],
+                  "edge_costs": [[0, 1, 2, 3]], "limit": 1},
+}
+
+
+def _degenerate(tmp_path: Path, key: str) -> Path:
+    d = DEGENERATE[key]
+    problem = {"name": key, "nodes": {"intervals": d["intervals"], "costs": d["costs"],
+                                      "usages": d["usages"]},
+               "edges": {"nodes": d["edges"], "costs": d["edge_costs"]}}
+    if d["limit"] is not None:
+        problem["usage_limit"] = d["limit"]
+    path = tmp_path / f"{key}.json"
+    path.write_text(json.dumps({"problem": problem}))
+    return path
+
+
+def _builtin_backends() -> list:
+    reg = Registry()
+    return [i.backend for i in reg.infos() if i.builtin and reg.available([i.backend])[0][0]]
+
+
+@pytest.mark.parametrize("key", sorted(DEGENERATE))
+def test_every_builtin_backend_handles_degenerate_instances(tmp_path, key):
+    from portfolio.backend import NullReporter, Status
+    from portfolio.evaluate import evaluate
+    from portfolio.io import load_problem
+
+    problem = load_problem(_degenerate(tmp_path, key))
+    backends = _builtin_backends()
+    assert {"greedy", "localsearch", "minusage"} <= {b.name for b in backends}
+    for backend in backends:
+        prepare = getattr(backend, "prepare", None)
+        if prepare is not None:
+            prepare()
+        reporter = NullReporter()
+        result = backend.solve(problem, time.time() + 1.0, 0, None, reporter)  # no exception
+        assert result.status is not Status.ERROR, (backend.name, result.note)
+        for plan in [result.solution, *(p for _, p, _ in reporter.reports)]:
+            if plan is not None:
+                assert evaluate(problem, plan).feasible, (backend.name, plan)
+        if backend.name in ("greedy", "minusage", "cpsat", "maxsat"):
+            assert result.solution is not None, (backend.name, result.status, result.note)
+
+
+@pytest.mark.parametrize("key", ["no-nodes", "one-node", "no-edges"])
+def test_solve_degenerate_instances_from_the_command_line(tmp_path, key):
+    path = _degenerate(tmp_path, key)
+    proc = portfolio("solve", path, "-t", "10", "-q", "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert len(doc["solution"]) == len(DEGENERATE[key]["costs"])
+    assert all(r["status"] not in ("error", "crashed", "rejected") for r in doc["backends"]), doc["backends"]
