@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import time
-from typing import Optional
+from typing import Any, Optional
 
+from rich import box
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
+from rich.text import Text
 
 from .backend import Status
+from .problem import FORBIDDEN
 from .runner import BackendRun, Portfolio, PortfolioResult
 
 _STATUS_STYLE = {
@@ -20,16 +23,45 @@ _STATUS_STYLE = {
 }
 
 
-def _cost(value: Optional[int]) -> str:
-    return "-" if value is None else f"{value:,}"
+def format_cost(value: Optional[int]) -> str:
+    """A cost in full; a plan with forbidden choices (10**18 each) as "forbidden ×N + finite part",
+    so that no table cuts its digits and a reader sees at once what it is. (N and the finite part are
+    read off the total, exact while the finite part stays below 10**18.)"""
+    if value is None:
+        return "-"
+    if value >= FORBIDDEN:
+        n, rest = divmod(value, FORBIDDEN)
+        return f"forbidden ×{n:,} + {rest:,}"
+    return f"{value:,}"
+
+
+_cost = format_cost
+
+
+def format_gap(cost: Optional[int], best: Optional[int]) -> str:
+    """Relative excess over the best cost, in at most 9 characters: 0.123%, 12.3%, 456%, then ×7.9
+    (a ratio) from 1000% on; "forbidden" when the plan has forbidden choices and the best does not."""
+    if cost is None or best is None:
+        return "-"
+    if cost >= FORBIDDEN > best:
+        return "forbidden"
+    if best <= 0:
+        return "0%" if cost == best else "inf"
+    pct = 100.0 * (cost - best) / best
+    if pct < 10:
+        return f"{pct:.3f}%"
+    if pct < 100:
+        return f"{pct:.1f}%"
+    if pct < 1000:
+        return f"{pct:.0f}%"
+    ratio = cost / best
+    return f"×{ratio:.3g}" if ratio < 1e5 else f"×{ratio:.1e}"
 
 
 def _gap(run: BackendRun, best: Optional[int]) -> str:
-    if run.best_cost is None or best is None or run.disqualified:
+    if run.disqualified:
         return "-"
-    if best == 0:
-        return "0%" if run.best_cost == 0 else "inf"
-    return f"{100.0 * (run.best_cost - best) / best:.3f}%"
+    return format_gap(run.best_cost, best)
 
 
 def _status(run: BackendRun) -> str:
@@ -37,6 +69,8 @@ def _status(run: BackendRun) -> str:
     label = run.status.value
     if run.status in (Status.OPTIMAL, Status.INFEASIBLE_PROVEN):
         label += " (claim)"
+    elif run.status is Status.RUNNING and run.phase == "prepare":
+        label = "setting up"
     return f"[{_STATUS_STYLE.get(run.status, '')}]{label}[/]"
 
 
@@ -61,25 +95,85 @@ def live_table(portfolio: Portfolio) -> Table:
     return table
 
 
-def final_table(result: PortfolioResult) -> Table:
+def final_table(result: PortfolioResult) -> "FinalTable":
     """The leaderboard of this run: status, best cost, gap to the best, time to best, the bound the
     backend claimed (false claims are dropped and named in the note), CPU time; the caption says
-    whether the answer is proven, only claimed, or neither."""
+    whether the answer is proven, only claimed, or neither. Laid out for the width it is drawn at."""
+    return FinalTable(result)
+
+
+NARROW = 125
+"""Below this many columns the final table has no frame, the CPU column goes and the notes follow
+the table as lines of their own, so that it fits an 80-column terminal with every number whole."""
+
+
+class FinalTable:
+    """A rich renderable: :func:`build_final_table` at the width of the console it is printed on."""
+
+    def __init__(self, result: PortfolioResult) -> None:
+        self.result = result
+
+    def __rich_console__(self, console: Console, options: Any) -> Any:
+        narrow = options.max_width < NARROW
+        yield build_final_table(self.result, options.max_width)
+        if narrow:
+            for run in _order(self.result):
+                if run.note:
+                    yield Text(f"  {run.name}: {run.note}", overflow="fold")
+
+
+def _order(result: PortfolioResult) -> list[BackendRun]:
+    return sorted(result.runs.values(),
+                  key=lambda r: (r.disqualified, r.best_cost is None, r.best_cost or 0, r.name))
+
+
+def build_final_table(result: PortfolioResult, width: int = NARROW) -> Table:
+    """The table itself (see :func:`final_table`); below ``NARROW`` columns without CPU and notes."""
     best = result.cost
+    narrow = width < NARROW
+    with_bound = any(run.lower_bound is not None for run in result.runs.values())
+    style = (dict(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+             if narrow else {})
     table = Table(title=f"{result.problem}: backends", title_justify="left",
-                  caption=result.proof or None, caption_justify="left")
-    for col in ("backend", "status", "best cost", "gap", "time to best", "claimed bound", "cpu",
-                "note"):
-        table.add_column(col, justify="left" if col in ("backend", "status", "note") else "right")
-    order = sorted(result.runs.values(),
-                   key=lambda r: (r.disqualified, r.best_cost is None, r.best_cost or 0, r.name))
-    for run in order:
-        table.add_row(
-            run.name + (" [bold]*[/]" if run.name == result.winner else ""), _status(run),
-            _cost(run.best_cost), _gap(run, best),
-            "-" if run.time_to_best is None else f"{run.time_to_best:.2f} s",
-            _cost(run.lower_bound), _cpu(run), run.note,
-        )
+                  caption=result.proof or None, caption_justify="left", **style)
+    columns = [("backend", "backend"), ("status", "status"), ("cost", "best cost"), ("gap", "gap"),
+               ("time", "time to best"), ("bound", "claimed bound"), ("cpu", "cpu"), ("note", "note")]
+    if narrow:  # headers on two lines, so that they are no wider than the numbers below them
+        columns = [(c, {"cost": "best\ncost", "time": "time to\nbest", "bound": "claimed\nbound"}.get(c, h))
+                   for c, h in columns if c not in ("cpu", "note")]
+    shown = [c for c, _ in columns if not (c == "bound" and not with_bound)]
+    split = "\n" if narrow else " "  # narrow: "(claim)" below the status
+    rows = []
+    for run in _order(result):
+        rows.append({"backend": run.name + (" [bold]*[/]" if run.name == result.winner else ""),
+                     "status": _status(run).replace(" (claim)", split + "(claim)"),
+                     "cost": _cost(run.best_cost).replace(" + ", "\n+ "),  # "forbidden ×N" over the rest
+                     "gap": _gap(run, best),
+                     "time": "-" if run.time_to_best is None else f"{run.time_to_best:.2f} s",
+                     "bound": _cost(run.lower_bound).replace(" + ", "\n+ "), "cpu": _cpu(run),
+                     "note": run.note})
+
+    def longest(col: str, words: bool) -> int:
+        texts = [Text.from_markup(r[col]).plain for r in rows]
+        parts = [w for t in texts for w in (t.split() if words else t.splitlines())]
+        return max([len(p) for p in parts] or [1])
+
+    for col, header in columns:
+        if col not in shown:
+            continue
+        # Every number keeps all its digits (its column is at least as wide as its widest cell);
+        # names and statuses wrap between words; the note takes the width that is left.
+        if col in ("cost", "gap", "time", "bound", "cpu"):
+            minimum = longest(col, words=False)
+        elif col == "note":
+            minimum = 12
+        else:
+            minimum = min(longest(col, words=True), 16)
+        table.add_column(header, justify="left" if col in ("backend", "status", "note") else "right",
+                         no_wrap=col in ("cost", "gap", "time", "bound", "cpu"), min_width=minimum,
+                         overflow="fold", ratio=1 if col == "note" else None)
+    for row in rows:
+        table.add_row(*(row[c] for c in shown))
     return table
 
 

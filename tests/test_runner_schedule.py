@@ -54,3 +54,27 @@ def test_idle_core_runs_another_seed_of_a_randomized_backend(example):
 def test_no_extra_copy_of_a_backend_that_is_not_randomized(example):
     result = run_portfolio(example, [fb.Spin(), fb.Raises()], time_limit=3.0, workers=2)
     assert set(result.runs) == {"spin", "raises"}
+
+
+def test_presolve_leaving_nothing_to_decide_ends_the_run_at_once():
+    from tiny import make_problem
+
+    # strategy 1 of each node costs more and uses more memory: dominance fixes both nodes
+    prob = make_problem([[1, 5], [2, 7]], [[0, 2], [1, 3]], [[1, 3], [1, 3]], [[0, 1]], [[0, 1, 1, 2]])
+    import time
+
+    t0 = time.time()
+    result = run_portfolio(prob, [fb.HangsSilently()], time_limit=20.0, presolve=True)
+    assert time.time() - t0 < 10.0
+    assert result.cost == 3 and result.solution.tolist() == [0, 0]
+    assert result.proof == "proven optimal by presolve (nothing left to decide)"
+    assert result.stopped_early and "stopped early" in result.runs["hangs-silently"].note
+
+
+def test_no_early_stop_keeps_going_after_a_presolve_proof():
+    from tiny import make_problem
+
+    prob = make_problem([[1, 5], [2, 7]], [[0, 2], [1, 3]], [[1, 3], [1, 3]], [[0, 1]], [[0, 1, 1, 2]])
+    result = run_portfolio(prob, [fb.HangsSilently()], time_limit=3.0, presolve=True, early_stop=False)
+    assert result.stopped_early is None and result.cost == 3
+    assert result.runs["hangs-silently"].status is Status.TIMEOUT

@@ -128,7 +128,7 @@ class Portfolio:
         self.presolved: Optional[PlanMapping] = None
         self.presolve_info: Optional[dict] = None
         self.presolve_job: Optional[_Presolve] = None
-        self.want_presolve = presolve and any(b.capabilities.reduced for b in self.backends)
+        self.want_presolve = presolve  # even without reduced backends: it may settle the instance
         if presolved is not None:
             self._use_presolved(presolved, None)
         self.ctx = mp.get_context("fork")
