@@ -61,6 +61,14 @@ class Infeasible(Exception):
     """No plan without forbidden choices fits in memory (found while encoding)."""
 
 
+class OutOfTime(Exception):
+    """The time limit passed while memory rows were being encoded."""
+
+
+class _RowTooBig(Exception):
+    """One row's exact MDD outgrew its node limit (the row is then relaxed, see _Memory)."""
+
+
 def _int_array(values: np.ndarray, scale: int) -> np.ndarray:
     """int64 when ``scale`` (a bound on any partial sum) is safe, else exact Python-int objects."""
     arr = np.asarray(values)
@@ -110,7 +118,8 @@ def _distinct_tables(problem: Problem):
     Parallel two-node tables are summed with 10**18 absorbing.
     """
     counts = problem.strategy_counts
-    scale = int(np.abs(problem.edge_costs.astype(np.float64)).sum()) + 1
+    finite = problem.edge_costs[problem.edge_costs != FORBIDDEN]
+    scale = int(np.abs(finite.astype(np.float64)).sum()) + 1   # 10**18 + that still fits int64
     unary, pairs, triples = [], {}, []
     for e in range(problem.num_edges):
         nodes = problem.nodes_of_edge(e).tolist()
@@ -218,8 +227,8 @@ class _Mdd:
     """
 
     def __init__(self, enc: Encoding, layers: list[list[tuple[int, int]]], limit: int,
-                 out: list) -> None:
-        self.enc, self.layers, self.limit, self.out = enc, layers, limit, out
+                 out: list, end: Optional[float] = None) -> None:
+        self.enc, self.layers, self.limit, self.out, self.end = enc, layers, limit, out, end
         self.suffix = [0] * (len(layers) + 1)
         for i in range(len(layers) - 1, -1, -1):
             self.suffix[i] = self.suffix[i + 1] + max(l for l, _ in layers[i])
@@ -246,7 +255,9 @@ class _Mdd:
             var = self.enc.new()
             self.count += 1
             if self.count > self.limit:
-                raise TooBig("memory constraint MDD")
+                raise _RowTooBig()
+            if self.end is not None and self.count % 512 == 0 and time.monotonic() > self.end:
+                raise OutOfTime()
             for lit, child in kids:
                 if child == _TRUE:
                     continue
@@ -334,57 +345,119 @@ def _diffuse(pairs: dict, cost: list, allowed: np.ndarray, so: list, counts: lis
 
 
 class _Memory:
-    """The memory rows of one encoding, turned into MDD clauses on demand (all at once when eager,
-    row by row as models break them when lazy)."""
+    """The memory rows of one encoding, turned into clauses on demand (all at once when eager,
+    row by row as models break them when lazy).
+
+    A row gets its exact MDD when that has at most ``ROW_NODES`` nodes. Otherwise it gets the MDD
+    of a sound relaxation (usages and slack divided by q and rounded down, so at most
+    ``RESOLUTION`` budgets per layer: sum floor(u/q) <= floor(sum u / q) <= floor(slack/q)), and a
+    model that still breaks it gets a cover cut: "not all of these nodes at these usages or more",
+    taking the largest usages of the model until they exceed the slack. Both only ever remove
+    plans that do not fit, and a model is accepted only once it fits every row, so the loop is
+    exact; it ends because each cut removes the model that caused it.
+    """
+
+    ROW_NODES = 20_000
+    RESOLUTION = 256
 
     def __init__(self, problem: Problem, enc: Encoding, allowed: np.ndarray,
                  limit: ModelSize) -> None:
         self.problem, self.enc, self.allowed, self.limit = problem, enc, allowed, limit
         self.vectors, self.rows, self.slack, self.row_of_point = _memory_rows(problem, allowed)
         self.level_lit: dict = {}
-        self.done: set[int] = set()
-        self.nodes = 0
+        self.exact: set[int] = set()
+        self.relaxed: set[int] = set()
+        self.nodes = self.cuts = 0
+        self.end: Optional[float] = None     # monotonic deadline for encoding
+
+    @property
+    def done(self) -> set[int]:
+        return self.exact | self.relaxed
 
     def violated(self, plan: np.ndarray) -> list[int]:
-        """Rows (not yet encoded) that ``plan`` overflows."""
-        ev_profile = usage_profile(self.problem, plan)
-        over = np.flatnonzero(ev_profile > self.problem.point_capacity)
-        rows = {int(self.row_of_point[k]) for k in over.tolist()} - {-1}
-        return sorted(rows - self.done)
+        """Rows that ``plan`` overflows."""
+        profile = usage_profile(self.problem, plan)
+        over = np.flatnonzero(profile > self.problem.point_capacity)
+        return sorted({int(self.row_of_point[k]) for k in over.tolist()} - {-1})
 
-    def add(self, rows, out: list) -> None:
-        """Append the clauses of ``rows`` to ``out`` (raises TooBig / Infeasible)."""
-        enc, problem, allowed = self.enc, self.problem, self.allowed
-        so, counts = problem.strategy_offsets.tolist(), problem.strategy_counts.tolist()
+    def add(self, rows, out: list, plan: Optional[np.ndarray] = None) -> None:
+        """Append clauses for ``rows`` to ``out``: a new row's MDD (exact or relaxed), a cover cut
+        against ``plan`` for a relaxed row it breaks (raises Infeasible / OutOfTime / TooBig)."""
         old_limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(old_limit, 4 * problem.num_nodes + 1000))
+        sys.setrecursionlimit(max(old_limit, 4 * self.problem.num_nodes + 1000))
         try:
             for r in rows:
-                if r in self.done:
+                if r in self.exact:
                     continue
-                self.done.add(r)
-                row = self.rows[r]
-                layers = []
-                for i in np.flatnonzero(row).tolist():
-                    extra = self.vectors[int(row[i])][1]
-                    strategies = [t for t in range(counts[i]) if allowed[so[i] + t]]
-                    levels = [(0, 0)]
-                    for level in sorted({int(extra[t]) for t in strategies})[1:]:
-                        levels.append((level, self._level(i, tuple(
-                            t for t in strategies if extra[t] >= level), out)))
-                    layers.append(levels)
-                layers.sort(key=lambda ls: -ls[-1][0])
-                mdd = _Mdd(enc, layers, self.limit.variables - enc.top, out)
-                _, _, root = mdd.build(0, self.slack[r])
-                self.nodes += mdd.count
-                if root == _FALSE:
-                    raise Infeasible("a memory row cannot fit")
-                if root != _TRUE:
-                    out.append([root])
+                if r in self.relaxed:
+                    if plan is not None:
+                        out.append(self._cover(r, plan, out))
+                        self.cuts += 1
+                    continue
+                try:
+                    self._mdd(r, out, 1, min(self.ROW_NODES, self.limit.variables - self.enc.top))
+                    self.exact.add(r)
+                except _RowTooBig:
+                    q = -(-self.slack[r] // self.RESOLUTION)
+                    self._mdd(r, out, q, self.limit.variables - self.enc.top)
+                    self.relaxed.add(r)
                 if len(out) > self.limit.constraints:
                     raise TooBig("memory constraints")
+        except _RowTooBig:
+            raise TooBig("memory constraints") from None
         finally:
             sys.setrecursionlimit(old_limit)
+
+    def _strategies(self, i: int) -> list[int]:
+        so = int(self.problem.strategy_offsets[i])
+        return [t for t in range(int(self.problem.strategy_counts[i])) if self.allowed[so + t]]
+
+    def _mdd(self, r: int, out: list, q: int, limit: int) -> None:
+        """The MDD of row ``r`` with usages and slack divided by ``q`` (rounded down)."""
+        row, layers = self.rows[r], []
+        for i in np.flatnonzero(row).tolist():
+            extra = self.vectors[int(row[i])][1]
+            strategies = self._strategies(i)
+            levels = [(0, 0)]
+            for level in sorted({int(extra[t]) // q for t in strategies})[1:]:
+                levels.append((level, self._level(i, tuple(
+                    t for t in strategies if int(extra[t]) // q >= level), out)))
+            if len(levels) > 1:
+                layers.append(levels)
+        layers.sort(key=lambda ls: -ls[-1][0])
+        mark = len(out)
+        mdd = _Mdd(self.enc, layers, limit, out, self.end)
+        try:
+            _, _, root = mdd.build(0, self.slack[r] // q)
+        except _RowTooBig:
+            del out[mark:]
+            raise
+        self.nodes += mdd.count
+        if root == _FALSE:
+            raise Infeasible("a memory row cannot fit")
+        if root != _TRUE:
+            out.append([root])
+
+    def _cover(self, r: int, plan: np.ndarray, out: list) -> list[int]:
+        """Clause refusing the largest usages of ``plan`` in row ``r`` that already overflow it."""
+        row = self.rows[r]
+        items = []
+        for i in np.flatnonzero(row).tolist():
+            extra = self.vectors[int(row[i])][1]
+            used = int(extra[int(plan[i])])
+            if used > 0:
+                items.append((used, i))
+        items.sort(reverse=True)
+        clause, total = [], 0
+        for used, i in items:
+            extra = self.vectors[int(row[i])][1]
+            strategies = tuple(t for t in self._strategies(i) if int(extra[t]) >= used)
+            clause.append(-self._level(i, strategies, out))
+            total += used
+            if total > self.slack[r]:
+                break
+        assert total > self.slack[r], "cover cut asked for a row the plan does not break"
+        return clause
 
     def _level(self, i: int, strategies: tuple, out: list) -> int:
         """The literal "node i uses one of ``strategies``" (shared by every row)."""
@@ -401,12 +474,14 @@ class _Memory:
 
 
 def encode(problem: Problem, edge_form: str = "pairs", limit: Optional[ModelSize] = None,
-           amo: str = "auto", memory: str = "eager", diffusion: float = 0.0) -> Encoding:
+           amo: str = "auto", memory: str = "eager", diffusion: float = 0.0,
+           end: Optional[float] = None) -> Encoding:
     """The weighted CNF of ``problem`` (raises :class:`Infeasible` or :class:`TooBig`).
 
     ``memory``: ``"eager"`` encodes every row that can overflow now; ``"lazy"`` leaves them in
     ``enc.memory`` for :meth:`_Memory.add` when a model breaks them; ``"none"`` drops memory.
-    ``diffusion``: seconds of min-sum diffusion (0: row/column folding only)."""
+    ``diffusion``: seconds of min-sum diffusion (0: row/column folding only); ``end``: a
+    ``time.monotonic()`` deadline for the memory rows (raises :class:`OutOfTime`)."""
     from pysat.card import CardEnc, EncType
 
     t0 = time.perf_counter()
@@ -450,7 +525,18 @@ def encode(problem: Problem, edge_form: str = "pairs", limit: Optional[ModelSize
                     line[keep] = line[keep] - m
                     add_to_node(node, s, m)
                     folded += 1
-    sweeps = _diffuse(pairs, cost, allowed, so, counts, diffusion) if diffusion else 0
+    sweeps = 0
+    if diffusion:
+        def node_bound() -> int:
+            return sum(min((cost[so[i] + s] for s in range(counts[i]) if allowed[so[i] + s]),
+                           default=0) for i in range(n))
+
+        saved = ({k: t.copy() for k, t in pairs.items()}, list(cost))
+        before = node_bound()
+        sweeps = _diffuse(pairs, cost, allowed, so, counts, diffusion)
+        if node_bound() < before:   # diffusion is no ascent on folded tables: keep the better
+            pairs, cost = saved[0], saved[1]
+            sweeps = -sweeps
     # variables and exactly-one
     var_of = np.zeros(len(cost), dtype=np.int64)
     for i in range(n):
@@ -528,6 +614,7 @@ def encode(problem: Problem, edge_form: str = "pairs", limit: Optional[ModelSize
     t1 = time.perf_counter()
     # memory
     mem = _Memory(problem, enc, allowed, limit)
+    mem.end = end
     enc.memory = mem
     if memory == "eager":
         mem.add(range(len(mem.rows)), enc.hard)
@@ -653,11 +740,13 @@ class MaxSatEngine:
         end = start + max(0.0, time_limit - MARGIN)
         try:
             enc = encode(problem, self.edge_form, self.limit, memory=self.memory,
-                         diffusion=min(10.0, self.diffusion * time_limit))
+                         diffusion=min(10.0, self.diffusion * time_limit), end=end)
         except TooBig as exc:
             return ExactOutcome("too-big", note=f"maxsat model above budget: {exc}")
         except Infeasible as exc:
             return ExactOutcome("infeasible", note=str(exc))
+        except OutOfTime:
+            return ExactOutcome("unknown", note="time limit while encoding memory rows")
         stats = dict(enc.stats, encode_s=round(time.monotonic() - start, 3))
         best: dict = {"plan": None, "cost": None}
 
@@ -726,20 +815,24 @@ class MaxSatEngine:
                     proven = True
                     break
                 clauses: list[list[int]] = []
-                enc.memory.add(broken, clauses)     # lazy rows: the model broke these
+                enc.memory.add(broken, clauses, plan)     # lazy rows / cuts: the model broke these
                 for clause in clauses:
                     rc2.add_clause(clause)
-        except (TooBig, Infeasible) as exc:  # a lazy row outgrew the budget / cannot fit
+        except (TooBig, Infeasible, OutOfTime) as exc:  # a lazy row: budget, cannot fit, time
             infeasible = isinstance(exc, Infeasible)
-            stats["lazy_error"] = str(exc)
+            if not infeasible:
+                stop()
+            stats["lazy_error"] = type(exc).__name__
         finally:
             timer.cancel()
             with lock:
                 fired = safe["fired"]
         bound = safe["cost"] if fired else rc2.cost
         stats.update(solve_s=round(time.monotonic() - start - stats["encode_s"], 3), rounds=rounds,
-                     lazy_rows=len(enc.memory.done) if enc.memory else 0, mdd_nodes=enc.memory.nodes
-                     if enc.memory else 0)
+                     lazy_rows=len(enc.memory.done) if enc.memory else 0,
+                     relaxed_rows=len(enc.memory.relaxed) if enc.memory else 0,
+                     cover_cuts=enc.memory.cuts if enc.memory else 0,
+                     mdd_nodes=enc.memory.nodes if enc.memory else 0)
         rc2.delete()
         if proven and not fired:
             out = self._outcome("optimal", best, enc.constant, stats, "")
