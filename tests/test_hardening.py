@@ -382,3 +382,58 @@ def test_solve_degenerate_instances_from_the_command_line(tmp_path, key):
     doc = json.loads(proc.stdout)
     assert len(doc["solution"]) == len(DEGENERATE[key]["costs"])
     assert all(r["status"] not in ("error", "crashed", "rejected") for r in doc["backends"]), doc["backends"]
+
+
+# ------------------------------------------------------------------------------------------ 16: tables
+def _synthetic_result():
+    from portfolio.backend import Status
+    from portfolio.runner.result import BackendRun, PortfolioResult
+
+    F = 10**18
+    runs = {
+        "localsearch": BackendRun("localsearch", Status.TIMEOUT, best_cost=6_548_553_650, time_to_best=58.21,
+                                  lower_bound=6_540_000_000, cpu_seconds=58.3,
+                                  note="still running when the deadline came; terminated"),
+        "cpsat": BackendRun("cpsat", Status.OPTIMAL, best_cost=6_548_553_650, time_to_best=12.5,
+                            lower_bound=6_548_553_650, note="CP-SAT: OPTIMAL", cpu_seconds=112.0, cores=2),
+        "minusage": BackendRun("minusage", Status.FEASIBLE, best_cost=170 * F + 12_535_755_900,
+                               time_to_best=0.2, cpu_seconds=0.3),
+        "hostile_impostor:greedy": BackendRun("hostile_impostor:greedy", Status.REJECTED,
+                                              note="invalid plan: solution[0] = 0.5 is not an integer"),
+    }
+    result = PortfolioResult("asplos-2025-iopddl-A", 60, runs, None, None, "localsearch", 59.0,
+                             proof="claimed optimal by cpsat; not proven")
+    result.evaluation = type("Ev", (), {"cost": 6_548_553_650})()
+    return result
+
+
+def test_cost_and_gap_formats():
+    from portfolio.progress import format_cost, format_gap
+
+    F = 10**18
+    assert format_cost(170 * F + 12_535_755_900) == "forbidden ×170 + 12,535,755,900"
+    assert format_cost(F) == "forbidden ×1 + 0"
+    assert format_cost(6_548_553_650) == "6,548,553,650" and format_cost(None) == "-"
+    assert format_gap(170 * F + 5, 6_548_553_650) == "forbidden"
+    assert format_gap(101, 100) == "1.000%" and format_gap(150, 100) == "50.0%"
+    assert format_gap(600, 100) == "500%"
+    for cost, best in [(10**17, 3), (2 * F, F - 1), (10**6, 999), (10**18 - 1, 1)]:
+        text = format_gap(cost, best)
+        assert len(text) <= 9 and "%" not in text or float(text.rstrip("%")) < 1000, text
+
+
+@pytest.mark.parametrize("width", [80, 100, 140])
+def test_final_table_fits_and_keeps_every_number(width):
+    from rich.console import Console
+
+    from portfolio.progress import final_table
+
+    console = Console(width=width, record=True, color_system=None)
+    console.print(final_table(_synthetic_result()))
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= width
+    for number in ("6,548,553,650", "6,540,000,000", "+ 12,535,755,900", "forbidden ×170", "0.000%",
+                   "58.21 s"):
+        assert number in text, (number, text)
+    assert all(word in text for word in "invalid plan: solution[0] = 0.5 is not an integer".split())
+    assert "…" not in text
