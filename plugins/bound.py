@@ -53,7 +53,7 @@ class BoundBackend(KernelBackend):
             prep = prepare(problem)
         except ValueError as exc:   # usages beyond the int64 kernels' range
             return SolveResult(Status.UNSUPPORTED, note=f"bound: {exc}")
-        lb = LagrangeBound(problem, prep.rm, self.params, seed)
+        lb = LagrangeBound(problem, prep.rm, self.params, seed, kbound.kernel_offset(prep))
         offset = int(problem.cost_offset)
         known = [None, -1.0]   # best verified cost (problem objective), last read time
 

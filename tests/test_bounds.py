@@ -37,7 +37,7 @@ def true_optimum(problem):
 def bound_of(problem, steps=12, reduce=True, seed=0):
     """Best bound of a short subgradient run plus every intermediate certified value."""
     prep = prepare(problem, reduce=reduce)
-    lb = LagrangeBound(problem, prep.rm, BoundParams(trws_iters=1), seed)
+    lb = LagrangeBound(problem, prep.rm, BoundParams(trws_iters=1), seed, kb.kernel_offset(prep))
     seen = []
     for _ in range(steps):
         seen.append(lb.step(None))

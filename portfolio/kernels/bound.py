@@ -232,12 +232,24 @@ def forbidden_floor(problem: Problem) -> int:
     return FORBIDDEN + neg + int(problem.cost_offset)
 
 
-def certify(problem: Problem, value: float) -> int:
-    """The integer bound of the original optimum from a (down-rounded) kernel bound ``value``."""
+def certify(problem: Problem, value: float, offset: Optional[int] = None) -> int:
+    """The integer bound of ``problem``'s optimum from a (down-rounded) kernel bound ``value``;
+    ``offset`` is the constant the kernel objective leaves out (default: the problem's)."""
     floor = forbidden_floor(problem)
     if not math.isfinite(value):
         return floor
-    return min(math.floor(value) + int(problem.cost_offset), floor)
+    offset = int(problem.cost_offset) if offset is None else int(offset)
+    return min(math.floor(value) + offset, floor)
+
+
+def kernel_offset(prep) -> int:
+    """The constant between ``prep.rm``'s objective and ``prep.problem``'s, for forbidden-free
+    plans: the offset of the problem the reduced kernel view was built from (the kernels' own
+    reduction may run presolve steps that move cost into its offset)."""
+    pre = getattr(prep.red, "presolved", None)
+    if pre is not None and getattr(pre, "reduced", None) is not None:
+        return int(pre.reduced.cost_offset)
+    return int(prep.problem.cost_offset)
 
 
 # ------------------------------------------------------------------------------ subgradient driver
@@ -256,8 +268,11 @@ class LagrangeBound:
     kept. Works on a kernel model (the functional-merged view of ``Prepared``)."""
 
     def __init__(self, problem: Problem, m: KModel, params: Optional[BoundParams] = None,
-                 seed: int = 0) -> None:
+                 seed: int = 0, offset: Optional[int] = None) -> None:
+        """``m`` is a kernel view of ``problem`` (possibly reduced: then ``offset`` is the
+        constant its objective leaves out, see :func:`kernel_offset`)."""
         self.problem, self.m = problem, m
+        self.offset = int(problem.cost_offset) if offset is None else int(offset)
         self.p = params or BoundParams()
         n = len(m.soff) - 1
         self.n = n
@@ -273,7 +288,7 @@ class LagrangeBound:
         self.best_lam = self.lam.copy()
         self.beta = self.p.beta
         self.stall = 0
-        self.best = forbidden_floor(problem) if n == 0 else None
+        self.best = min(self.offset, forbidden_floor(problem)) if n == 0 else None
         self.best_float = -INF
         self.steps = 0
         self.sc = mv.make_scratch(m, seed)
@@ -296,12 +311,15 @@ class LagrangeBound:
         """TRW-S at the current prices, certify, then one projected subgradient step towards
         ``ub`` (a known plan's cost in the kernel objective). Returns the certified bound."""
         m, p = self.m, self.p
+        if self.n == 0:   # nothing to choose: the cost is the offset (when memory allows)
+            self.steps += 1
+            return self.best
         wp = self._prices()
         tw.unaries(m, wp, self.theta)
         tw.trws_iterate(m, self.theta, self.order, self.pos, self.rev, self.moff, self.gamma,
                         self.msg, self.lab, p.trws_iters, self.hat)
         value = self.evaluate()
-        bound = certify(self.problem, value)
+        bound = certify(self.problem, value, self.offset)
         if self.best is None or bound > self.best:
             self.best = bound
             self.best_lam = self.lam.copy()
@@ -368,6 +386,7 @@ def warmup() -> float:
 
     t0 = time.perf_counter()
     problem = load_problem(str(resources.files("portfolio.data") / "example.json"))
-    lb = LagrangeBound(problem, prepare(problem).rm)
+    prep = prepare(problem)
+    lb = LagrangeBound(problem, prep.rm, offset=kernel_offset(prep))
     lb.run(0.0, max_steps=2)
     return time.perf_counter() - t0
