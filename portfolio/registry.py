@@ -118,56 +118,71 @@ def _availability_answer(outcome: str, value: Any, timeout: float) -> tuple[bool
 
 
 _AVAILABILITY: dict[int, tuple[object, tuple[bool, str]]] = {}
+_PENDING: dict[int, tuple[object, threading.Thread, dict, float]] = {}
 _AVAILABILITY_LOCK = threading.Lock()
 
 
-def check_available(backends: Sequence[BackendLike], timeout: float | None = None) -> list[tuple[bool, str]]:
-    """``available()`` of each backend, all checked at once under one time limit; cached per object.
+def _start_check(backend: BackendLike) -> tuple[threading.Thread, dict, float]:
+    """The check of ``backend`` already running, or a new one: never two threads for one backend."""
+    key = id(backend)
+    with _AVAILABILITY_LOCK:
+        pending = _PENDING.get(key)
+        if pending is not None and pending[0] is backend:
+            return pending[1], pending[2], pending[3]
+        box: dict[str, Any] = {}
 
-    The runner and the CLI ask through here so that a plugin's check that hangs costs ``timeout``
-    seconds once, never the run.
+        def target() -> None:
+            try:
+                box["value"] = backend.available()
+            except BaseException as exc:  # noqa: BLE001
+                box["error"] = exc
+
+        thread = threading.Thread(target=target, name="portfolio-available", daemon=True)
+        started = time.monotonic()
+        _PENDING[key] = (backend, thread, box, started)
+    thread.start()
+    return thread, box, started
+
+
+def check_available(backends: Sequence[BackendLike], timeout: float | None = None) -> list[tuple[bool, str]]:
+    """``available()`` of each backend, all checked at once; cached per object once answered.
+
+    ``timeout`` counts from the moment a backend's check first started (a later call waits for the
+    same check, it never starts another), so a check that hangs costs ``timeout`` seconds once.
+    A check still running is reported as (False, "did not answer within ...") and not cached: a later
+    call with a longer limit may still get its answer (see :func:`still_checking`).
     """
     timeout = AVAILABLE_TIMEOUT if timeout is None else timeout
-    results: dict[int, tuple[bool, str]] = {}
-    boxes: dict[int, dict[str, Any]] = {}
-    threads: list[tuple[int, threading.Thread]] = []
+    answers: dict[int, tuple[bool, str]] = {}
+    running: dict[int, tuple[threading.Thread, dict, float]] = {}
     for backend in backends:
         key = id(backend)
         with _AVAILABILITY_LOCK:
             cached = _AVAILABILITY.get(key)
         if cached is not None and cached[0] is backend:
-            results[key] = cached[1]
-            continue
-        if key in boxes:
-            continue
-        box: dict[str, Any] = {}
-        boxes[key] = box
-
-        def target(b: BackendLike = backend, box: dict[str, Any] = box) -> None:
-            try:
-                box["value"] = b.available()
-            except BaseException as exc:  # noqa: BLE001
-                box["error"] = exc
-
-        thread = threading.Thread(target=target, name="portfolio-available", daemon=True)
-        thread.start()
-        threads.append((key, thread))
-    end = time.monotonic() + timeout
-    for key, thread in threads:
-        thread.join(max(0.0, end - time.monotonic()))
+            answers[key] = cached[1]
+        elif key not in running:
+            running[key] = _start_check(backend)
     by_id = {id(b): b for b in backends}
-    for key, thread in threads:
-        box = boxes[key]
+    for key, (thread, box, started) in running.items():
+        thread.join(max(0.0, started + timeout - time.monotonic()))
         if thread.is_alive():
-            answer = _availability_answer("timeout", None, timeout)
-        elif "error" in box:
+            answers[key] = _availability_answer("timeout", None, timeout)
+            continue
+        if "error" in box:
             answer = _availability_answer("raised", box["error"], timeout)
         else:
             answer = _availability_answer("ok", box.get("value"), timeout)
-        results[key] = answer
+        answers[key] = answer
         with _AVAILABILITY_LOCK:
             _AVAILABILITY[key] = (by_id[key], answer)
-    return [results[id(b)] for b in backends]
+            _PENDING.pop(key, None)
+    return [answers[id(b)] for b in backends]
+
+
+def still_checking(answer: tuple[bool, str]) -> bool:
+    """True for the answer of a check that has not finished (yet)."""
+    return not answer[0] and answer[1].startswith("available() did not answer within")
 
 
 def guarded_available(backend: BackendLike, timeout: float | None = None) -> tuple[bool, str]:
@@ -368,7 +383,7 @@ class Registry:
         answers = self.available(known)
         unavailable = []
         for name, backend, (ok, why) in zip([n for n in names if self.info(n) is not None], known, answers):
-            if not ok:
+            if not ok and not still_checking((ok, why)):  # a slow check: the runner waits for it
                 hint = install_hint(name)
                 unavailable.append(f"{name} ({why}" + (f"; {hint}" if hint and hint not in why else "")
                                    + ")")
