@@ -161,60 +161,62 @@ def _memory_rows(problem: Problem, allowed: np.ndarray):
     n, P = problem.num_nodes, len(problem.time_points)
     cap = problem.point_capacity
     limited = cap < INT64_MAX
+    none = ([None], np.zeros((0, n), np.int64), [], np.full(P, -1, dtype=np.int64))
     if P == 0 or not limited.any():
-        return [None], np.zeros((0, n), np.int64), [], np.full(P, -1, dtype=np.int64)
+        return none
     lo, hi = problem.interval_point_range
     so = problem.strategy_offsets
     scale = int(np.abs(problem.interval_usages.astype(np.float64)).sum()) + 1
-    big = scale >= 2**62
+    dtype = object if scale >= 2**62 else np.int64
     vectors: list = [None]
+    worst: list = [0]
     ids = np.zeros((P, n), dtype=np.int64)
-    minsum = np.zeros(P, dtype=object if big else np.int64)
+    least_diff = np.zeros(P + 1, dtype=dtype)
     for i in range(n):
         mine = problem.intervals_of(i)
         mine = mine[hi[mine] > lo[mine]]
         if len(mine) == 0:
             continue
         ok = allowed[so[i]:so[i + 1]]
-        bounds = np.unique(np.concatenate([lo[mine], hi[mine]]))
-        for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist()):
-            live = mine[(lo[mine] <= a) & (a < hi[mine])]
-            if len(live) == 0:
-                continue
-            use = sum(_int_array(problem.usages_of_interval(j), scale) for j in live.tolist())
-            least = min(use[ok].tolist())
-            minsum[a:b] += least
-            extra = use - least
-            if (extra[ok] != 0).any():
-                vectors.append((i, extra))
-                ids[a:b, i] = len(vectors) - 1
-    slack_all = [int(c) - int(m) if lim else None
-                 for c, m, lim in zip(cap.tolist(), minsum.tolist(), limited.tolist())]
-    worst = [0] + [max(v[allowed[so[i]:so[i + 1]]].tolist()) for i, v in vectors[1:]]
-    best: dict = {}
-    for k in range(P):
-        s = slack_all[k]
-        if s is None:
+        if not ok.any():
             continue
+        bounds = np.unique(np.concatenate([lo[mine], hi[mine]]))
+        use = np.array([problem.usages_of_interval(j) for j in mine.tolist()], dtype=dtype)
+        diff = np.zeros((len(bounds), use.shape[1]), dtype=dtype)
+        np.add.at(diff, np.searchsorted(bounds, lo[mine]), use)
+        np.add.at(diff, np.searchsorted(bounds, hi[mine]), -use)
+        seg = np.cumsum(diff, axis=0)[:-1]               # usage on [bounds[t], bounds[t+1])
+        least = seg[:, ok].min(axis=1)
+        np.add.at(least_diff, bounds[:-1], least)
+        np.add.at(least_diff, bounds[1:], -least)
+        extra = seg - least[:, None]
+        top = extra[:, ok].max(axis=1)
+        for t in np.flatnonzero(top > 0).tolist():
+            vectors.append((i, extra[t]))
+            worst.append(int(top[t]))
+            ids[bounds[t]:bounds[t + 1], i] = len(vectors) - 1
+    least_sum = np.cumsum(least_diff)[:-1]
+    keep = np.flatnonzero(limited)
+    slack_of = {int(k): int(cap[k]) - int(least_sum[k]) for k in keep.tolist()}
+    for k, s in slack_of.items():
         if s < 0:
             raise Infeasible(f"time point {int(problem.time_points[k])}: least usage exceeds capacity")
-        row = ids[k]
-        key = row.tobytes()
-        if key not in best or s < best[key][1]:
-            best[key] = (k, s)
-    rows, slack = [], []
+    if len(vectors) == 1:
+        return none
+    unique, inverse = np.unique(ids[keep], axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    best = [None] * len(unique)
+    for k, u in zip(keep.tolist(), inverse.tolist()):
+        if best[u] is None or slack_of[k] < best[u]:
+            best[u] = slack_of[k]
+    worst_arr = np.array(worst, dtype=object if dtype is object else np.int64)
+    peak = worst_arr[unique].sum(axis=1)
+    index = np.full(len(unique), -1, dtype=np.int64)
+    binding = [u for u in range(len(unique)) if peak[u] > best[u]]
+    index[binding] = np.arange(len(binding))
     row_of_point = np.full(P, -1, dtype=np.int64)
-    index_of_key = {}
-    for key, (k, s) in best.items():
-        row = ids[k]
-        if sum(worst[g] for g in row[row > 0].tolist()) > s:
-            index_of_key[key] = len(rows)
-            rows.append(row)
-            slack.append(s)
-    for k in range(P):
-        if slack_all[k] is not None:
-            row_of_point[k] = index_of_key.get(ids[k].tobytes(), -1)
-    return vectors, np.array(rows, dtype=np.int64).reshape(-1, n), slack, row_of_point
+    row_of_point[keep] = index[inverse]
+    return (vectors, unique[binding].reshape(-1, n), [best[u] for u in binding], row_of_point)
 
 
 class _Mdd:
@@ -357,8 +359,8 @@ class _Memory:
     exact; it ends because each cut removes the model that caused it.
     """
 
-    ROW_NODES = 20_000
-    RESOLUTION = 256
+    ROW_NODES = 5_000
+    RESOLUTION = 32
 
     def __init__(self, problem: Problem, enc: Encoding, allowed: np.ndarray,
                  limit: ModelSize) -> None:
@@ -714,18 +716,26 @@ class MaxSatEngine:
     limit: ModelSize = field(default_factory=lambda: BUDGET)
 
     def estimate(self, problem: Problem) -> ModelSize:
-        """Cheap size from array lengths: strategy and edge-entry clauses plus a memory term (each
-        interval's strategies times the time points it covers; the MDDs are usually far smaller)."""
+        """Cheap size from array lengths: clauses per strategy and per edge entry, plus memory.
+
+        Memory, eager: each interval's strategies times the time points it covers (an upper
+        estimate of the MDD inputs). Lazy: the row analysis's points x nodes id matrix (a quarter
+        of a term per cell); the rows themselves are built during the solve, under the budget.
+        """
         strategies = len(problem.node_costs)
         entries = len(problem.edge_costs)
-        lo, hi = problem.interval_point_range
-        k = problem.strategy_counts[problem.interval_node] if problem.num_intervals else lo
-        memory = int(((hi - lo) * k).sum()) if len(problem.time_points) else 0
-        memory = memory if (problem.point_capacity < INT64_MAX).any() else 0
         pairs = entries if self.edge_form == "pairs" else 0
+        memory = 0
+        if len(problem.time_points) and (problem.point_capacity < INT64_MAX).any():
+            if self.memory == "eager":
+                lo, hi = problem.interval_point_range
+                k = problem.strategy_counts[problem.interval_node]
+                memory = int(((hi - lo) * k).sum())
+            else:
+                memory = len(problem.time_points) * problem.num_nodes // 4
         return ModelSize(variables=strategies + pairs + memory // 4,
                          constraints=2 * strategies + entries + 2 * pairs + memory // 4,
-                         terms=4 * strategies + 2 * entries + 4 * pairs + memory // 2)
+                         terms=4 * strategies + 2 * entries + 4 * pairs + memory)
 
     def budget(self) -> ModelSize:
         return self.limit
