@@ -11,7 +11,11 @@
         (without the driver's local-search polish, so every gain is CP-SAT's): cost before and
         after, windows tried/improved (from the backend's note; "-" = the full model ran)
 
-Each run is in this process (one backend, ``--threads`` cores for CP-SAT). Prints markdown tables.
+    python benchmarks/cpsat.py cli [--instances ...] [--seconds 60] [--backends cpsat,maxsat]
+        the headline command `portfolio solve FILE --backends cpsat,maxsat -t 60` per instance
+        (a subprocess each): cost, score, and each backend's status and lower bound
+
+Except ``cli``, each run is in this process (one backend, ``--threads`` cores for CP-SAT). Prints markdown tables.
 """
 
 from __future__ import annotations
@@ -136,9 +140,46 @@ def lns(names: list[str], seconds: float, seeds: list[int]) -> None:
                   f"{tried} | {improved} | {int(ref[name]['best_known_cost']):,} |", flush=True)
 
 
+def cli(names: list[str], seconds: float, backends: str) -> None:
+    import json
+    import subprocess
+    import sys
+
+    ref = reference()
+    print(f"`portfolio solve FILE --backends {backends} -t {seconds:g}`\n")
+    print("| inst | exit | elapsed s | cost | score | feasible | " +
+          " | ".join(f"{b} status | {b} bound" for b in backends.split(",")) + " |")
+    print("|---|---|---|---|---|---|" + "---|---|" * len(backends.split(",")))
+    exe = Path(sys.executable).with_name("portfolio")
+    for name in names:
+        path = SHARED / "benchmarks" / f"asplos-2025-iopddl-{name}.json.gz"
+        t0 = time.time()
+        out = subprocess.run([str(exe), "solve", str(path), "--backends", backends, "-t",
+                              str(seconds), "--json", "-q"], capture_output=True, text=True)
+        spent = time.time() - t0
+        try:
+            doc = json.loads(out.stdout)
+        except json.JSONDecodeError:
+            print(f"| {name} | {out.returncode} | {spent:.1f} | (no JSON) | | | |")
+            continue
+        cost = doc.get("cost")
+        best = int(ref[name]["best_known_cost"])
+        rows = {b["backend"]: b for b in doc.get("backends", [])}
+        cells = []
+        for b in backends.split(","):
+            row = rows.get(b, {})
+            lb = row.get("lower_bound")
+            cells += [str(row.get("status", "-")), "-" if lb is None else f"{lb:,}"]
+        print(f"| {name} | {out.returncode} | {spent:.1f} | "
+              f"{'-' if cost is None else f'{cost:,}'} | "
+              f"{'-' if not cost else f'{best / cost:.4f}'} | {doc.get('feasible')} | "
+              + " | ".join(cells) + " |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", choices=["sizes", "prove", "lns"])
+    parser.add_argument("what", choices=["sizes", "prove", "lns", "cli"])
+    parser.add_argument("--backends", default="cpsat,maxsat")
     parser.add_argument("--instances", default=None)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=None)
@@ -148,6 +189,8 @@ def main() -> None:
         sizes((args.instances or "A,B,G,K,M,N,S").split(","))
     elif args.what == "prove":
         prove((args.instances or "B,G,A").split(","), args.threads, args.seconds)
+    elif args.what == "cli":
+        cli((args.instances or "A,B,G,K,M,N,S").split(","), args.seconds or 60.0, args.backends)
     else:
         lns((args.instances or "A,B,G,K,M,N,S").split(","), args.seconds or 60.0,
             [int(s) for s in args.seeds.split(",")])
