@@ -514,23 +514,29 @@ class Portfolio:
                                    f"{contain.mib(limit)} a backend may use; ended")
 
     def _stop_all(self, note: str) -> None:
-        """Collect what running workers sent, then terminate them with status TIMEOUT."""
+        """Collect what running workers sent, then terminate them with status TIMEOUT: every group
+        is killed first and reaped after, so on a loaded machine the deaths overlap."""
         self.scheduler.resume_all()
         for worker in self.active:
-            if worker.done:
-                continue
-            self._receive(worker)
-            if worker.done:
-                continue
-            phase = worker.run.phase
-            self._kill(worker)
+            if not worker.done:
+                self._receive(worker)
+        dying = [w for w in self.active if not w.done]
+        phases = {id(w): w.run.phase for w in dying}
+        for worker in dying:
+            self._sample_cpu(worker)
+            try:
+                os.killpg(worker.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                worker.process.kill()
+        for worker in dying:
+            worker.process.join(timeout=2.0)
             self._receive(worker)
             if not worker.done:
                 self._finish(worker)
             if worker.run.status in (Status.RUNNING, Status.CRASHED):
                 worker.run.status = Status.TIMEOUT
                 worker.run.note = (f"still in prepare() (set-up/compilation) when {note}"
-                                   if phase == "prepare" else f"still running when {note}")
+                                   if phases[id(worker)] == "prepare" else f"still running when {note}")
 
     # ---------------------------------------------------------------- main loop
     def _safety_net_done(self) -> bool:

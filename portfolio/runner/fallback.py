@@ -88,8 +88,9 @@ class _PairEdges:
         return self.costs[self.first + plan[self.u] * self.kv + plan[self.v]] == FORBIDDEN
 
 
-def consistent_strategies(problem: Problem) -> Optional[np.ndarray]:
-    """Allowed-strategy mask after arc consistency on forbidden entries; None on a wipe-out."""
+def consistent_strategies(problem: Problem, stop: float = float("inf")) -> Optional[np.ndarray]:
+    """Allowed-strategy mask after arc consistency on forbidden entries; None on a wipe-out.
+    Past ``stop`` the passes end early: every strategy removed so far is still rightly removed."""
     alive = problem.node_costs != FORBIDDEN
     node_of = np.repeat(np.arange(problem.num_nodes), problem.strategy_counts)
     if not np.all(np.bincount(node_of, weights=alive, minlength=problem.num_nodes) > 0):
@@ -103,8 +104,10 @@ def consistent_strategies(problem: Problem) -> Optional[np.ndarray]:
         dead_v = pe.sv_of_pair[np.bincount(pe.pv, weights=ok, minlength=pe.nv) == 0]
         dead = np.concatenate([dead_u, dead_v])
         dead = dead[alive[dead]]
-        if len(dead) == 0:
-            return alive
+        if len(dead) == 0 or time.time() > stop:
+            alive[dead] = False
+            return alive if np.all(np.bincount(node_of, weights=alive, minlength=problem.num_nodes)
+                                   > 0) else None
         alive[dead] = False
         if not np.all(np.bincount(node_of, weights=alive, minlength=problem.num_nodes) > 0):
             return None
@@ -196,7 +199,7 @@ def safe_plan(problem: Problem, seconds: float = REPAIR_SECONDS) -> np.ndarray:
     to the plain least-memory plan when that one fits in memory and this one does not."""
     stop = time.time() + seconds
     plain = np.asarray(problem.min_usage_strategies, dtype=np.int64)
-    alive = consistent_strategies(problem)
+    alive = consistent_strategies(problem, time.time() + seconds / 2)
     if alive is None:
         return plain.copy()
     rank = strategy_usage_rank(problem)
