@@ -53,14 +53,51 @@ class UserError(click.ClickException):
         click.echo(f"error: {self.message}", err=True)
 
 
+def _one_line(exc: click.UsageError) -> UserError:
+    """A click usage error as one line (click's own shows usage, a hint and the error: three)."""
+    where = exc.ctx.command_path if exc.ctx is not None else "the command"
+    return UserError(f"{exc.format_message()} (see `{where} --help`)")
+
+
+def _is_help(exc: click.UsageError) -> bool:
+    return type(exc).__name__ == "NoArgsIsHelpError"  # click 8.2: no arguments shows the help
+
+
+class _Command(click.Command):
+    """A command whose usage errors are one line."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:
+            return super().make_context(*args, **kwargs)
+        except click.UsageError as exc:
+            if _is_help(exc):
+                raise
+            raise _one_line(exc) from None
+
+
 class _Group(click.Group):
-    """Turns our input errors into :class:`UserError` wherever a command raises them."""
+    """Turns our input errors and click's usage errors into one-line :class:`UserError` wherever a
+    command raises them."""
+
+    command_class = _Command
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:
+            return super().make_context(*args, **kwargs)
+        except click.UsageError as exc:
+            if _is_help(exc):
+                raise
+            raise _one_line(exc) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except (ProblemFormatError, SolutionFormatError, SolutionError) as exc:
             raise UserError(str(exc)) from None
+        except click.UsageError as exc:
+            if _is_help(exc):
+                raise
+            raise _one_line(exc) from None
 
 
 def bundled_example() -> Path:
@@ -741,7 +778,7 @@ def main() -> None:
     cli(prog_name="portfolio")
 
 
-@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.command(cls=_Command, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("problem", type=click.Path())
 @click.argument("timeout", type=click.FloatRange(min=0, min_open=True))
 def _iopddl(problem: str, timeout: float) -> None:

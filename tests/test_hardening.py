@@ -437,3 +437,26 @@ def test_final_table_fits_and_keeps_every_number(width):
         assert number in text, (number, text)
     assert all(word in text for word in "invalid plan: solution[0] = 0.5 is not an integer".split())
     assert "…" not in text
+
+
+# ------------------------------------------------------------------------------------------ 17: usage errors
+@pytest.mark.parametrize("args, expected", [
+    (["solve", "-t", "abc"], "'--time-limit'"),
+    (["solv"], "No such command 'solv'"),
+    (["--bogus"], "No such option '--bogus'"),
+    (["bench"], "Missing argument"),
+    (["generate", "x.json", "--nodes", "0"], "--nodes"),
+])
+def test_usage_errors_are_one_line(args, expected):
+    proc = portfolio(*args)
+    assert proc.returncode == 2 and proc.stdout == ""
+    (line,) = error_lines(proc.stderr)
+    assert line.startswith("error:") and expected in line and "--help" in line
+
+
+def test_iopddl_usage_error_is_one_line():
+    proc = subprocess.run([str(Path(sys.executable).with_name("iopddl")), "x"], capture_output=True,
+                          text=True, env=_env(), timeout=60)
+    assert proc.returncode == 2
+    (line,) = error_lines(proc.stderr)
+    assert "Missing argument 'TIMEOUT'" in line

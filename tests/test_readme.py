@@ -31,9 +31,16 @@ SMALLER = [
 """(pattern, replacement) applied to each command; `portfolio solve` without a limit gets -t 4."""
 
 
+DOCS = [(README, None), (REPO / "docs" / "bench.md", 1)]
+"""Documents whose ```bash blocks are run: all of them, or the first N (docs/bench.md's second block
+needs a Dask cluster)."""
+
+
 def readme_commands() -> list[str]:
-    blocks = re.findall(r"```bash\n(.*?)```", README.read_text(), flags=re.S)
-    lines = [line.split("  #")[0].strip() for block in blocks for line in block.splitlines()]
+    lines = []
+    for path, first in DOCS:
+        blocks = re.findall(r"```bash\n(.*?)```", path.read_text(), flags=re.S)[:first]
+        lines += [line.split("  #")[0].strip() for block in blocks for line in block.splitlines()]
     return [line for line in lines if line and not line.startswith("#")]
 
 
