@@ -460,3 +460,35 @@ def test_iopddl_usage_error_is_one_line():
     assert proc.returncode == 2
     (line,) = error_lines(proc.stderr)
     assert "Missing argument 'TIMEOUT'" in line
+
+
+# ------------------------------------------------------------------------------------------ 15: bench
+def test_bench_force_and_resume_together_is_one_line(tmp_path):
+    proc = portfolio("bench", bundled_example_path(), "-b", "minusage", "-t", "3", "--resume", "--force",
+                     "--runs-dir", tmp_path, "--name", "x")
+    assert proc.returncode == 2
+    (line,) = error_lines(proc.stderr)
+    assert "--resume and --force" in line
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_bench_that_fails_to_start_leaves_no_folder(tmp_path, monkeypatch, force):
+    from portfolio.bench import sweep
+    from portfolio.bench.plan import BenchError
+
+    def unreachable(*args, **kwargs):
+        raise BenchError("cannot reach the Dask scheduler at tcp://nowhere:8786: timed out")
+        yield  # a generator, like the real one
+
+    monkeypatch.setattr(sweep, "parallel_rows", unreachable)
+    if force:  # an earlier run in the folder: --force moves it aside, a failed start puts it back
+        (tmp_path / "x").mkdir()
+        (tmp_path / "x" / "results.jsonl").write_text("")
+    for _ in range(2):  # the retry meets the same error, not "the run folder already exists"
+        with pytest.raises(BenchError, match="cannot reach"):
+            sweep.run_sweep([str(bundled_example_path())], backends=["minusage"], time_limit=3.0,
+                            name="x", runs_dir=tmp_path, force=force, dask_scheduler="tcp://nowhere:8786")
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["x"] if force else [])
+    if force:
+        assert (tmp_path / "x" / "results.jsonl").exists()

@@ -6,6 +6,7 @@ import contextlib
 import datetime as _dt
 import json
 import os
+import shutil
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -49,6 +50,9 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
     """
     if repeat < 1:
         raise BenchError("--repeat must be at least 1")
+    if resume and force:
+        raise BenchError("--resume and --force contradict each other: --resume finishes the run in "
+                         "the folder, --force starts it over; pass one of them")
     paths = expand_instances(instances)
     insts = resolve_instances(paths, time_limit, contest_timeouts)
     configs = resolve_configurations(backends, portfolio)
@@ -70,6 +74,9 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
     if resume and (folder / META).exists():
         with contextlib.suppress(OSError, json.JSONDecodeError):
             old_meta = json.loads((folder / META).read_text())
+    # A run that fails before any task finished (Dask unreachable, ...) leaves no folder behind,
+    # so that the same command can simply be run again.
+    fresh = force or not folder.exists() or not any(folder.iterdir())
     moved = prepare_folder(folder, resume, force)
     repair_tail(results_path)
     done_rows, _ = read_rows(results_path)
@@ -145,6 +152,12 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
     finally:
         session.update(status=status, finished=now_iso(), tasks_run=result.finished)
         meta["status"] = status
-        write_json_atomic(folder / META, meta)
+        if status == "failed" and fresh and result.finished == 0:
+            shutil.rmtree(folder, ignore_errors=True)
+            if moved is not None:  # --force had moved the old run aside: put it back
+                with contextlib.suppress(OSError):
+                    moved.rename(folder)
+        else:
+            write_json_atomic(folder / META, meta)
     return result
 
