@@ -7,6 +7,8 @@ capacity and forbidden entries.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,8 +19,9 @@ from portfolio.kernels import moves as mv
 from portfolio.kernels import search as se
 from portfolio.kernels import trws as tw
 from portfolio.kernels.model import build_model
-from portfolio.kernels.reduce import contract, expand, reduce_model
+from portfolio.kernels.reduce import contract, expand, reduce_problem
 from portfolio.kernels.segtree import seg_add, seg_build, seg_leaves, seg_query
+from portfolio.presolve import SWITCHES, presolve
 from portfolio.problem import FORBIDDEN, Capacity, Problem, offsets_from_counts
 
 SETTINGS = settings(max_examples=60, deadline=None,
@@ -173,14 +176,15 @@ def test_compound_moves_keep_state_exact(problem, seed, hard):
         check_state(problem, m, sol, t, d)
 
 
-def _has_forbidden_free_plan(problem) -> bool:
+def _has_valid_plan(problem) -> bool:
+    """Whether some plan avoids every forbidden choice and fits in memory (by enumeration)."""
     import itertools
 
     if float(np.prod(problem.strategy_counts.astype(float))) > 20000:
         pytest.skip("too many plans to enumerate")
     for plan in itertools.product(*[range(int(k)) for k in problem.strategy_counts]):
         ev = evaluate(problem, list(plan))
-        if ev.forbidden_node_choices + ev.forbidden_edge_entries == 0:
+        if ev.forbidden_node_choices + ev.forbidden_edge_entries == 0 and ev.feasible:
             return True
     return False
 
@@ -190,21 +194,21 @@ def _has_forbidden_free_plan(problem) -> bool:
 def test_reduction_is_exact_for_forbidden_free_plans(problem, seed):
     rng = np.random.default_rng(seed)
     m = build_model(problem)
-    red = reduce_model(m)
+    red = reduce_problem(problem, m)
     rm = red.model
+    if red.presolved is None:
+        # the presolve proved that no plan is both forbidden-free and within memory
+        assert not _has_valid_plan(problem)
+    offset = 0 if red.presolved is None else red.presolved.reduced.cost_offset
     for _ in range(5):
         r = np.array([rng.choice(np.flatnonzero(rm.alive[rm.soff[i]:rm.soff[i + 1]]))
                       for i in range(len(rm.soff) - 1)], np.int64)
         plan = expand(red, r)
         assert (plan >= 0).all() and (plan < problem.strategy_counts).all()
-        if (red.maps[red.mapoff + r[red.root]] < 0).any():
-            # only where no forbidden-free plan exists (arc consistency gave up): check that
-            assert not _has_forbidden_free_plan(problem)
-            continue
         rc, rf = mv.plan_cost(rm, r)
         ev = evaluate(problem, plan)
         if ev.forbidden_node_choices + ev.forbidden_edge_entries == 0:
-            assert rc == ev.cost and rf == 0
+            assert rc + offset == ev.cost and rf == 0
             assert np.array_equal(contract(red, plan), r)
         t, d = mv.build_tree(rm, r)
         assert (t[1] <= 0) == ev.feasible
@@ -217,7 +221,8 @@ def test_reduction_keeps_every_forbidden_free_plan(problem, seed):
     if int(np.prod(problem.strategy_counts.astype(float))) > 2000:
         return
     m = build_model(problem)
-    red = reduce_model(m)
+    red = reduce_problem(problem, m)
+    offset = 0 if red.presolved is None else red.presolved.reduced.cost_offset
     grids = np.meshgrid(*[np.arange(k) for k in problem.strategy_counts], indexing="ij")
     plans = np.stack([g.ravel() for g in grids], axis=1)
     for plan in plans:
@@ -225,7 +230,28 @@ def test_reduction_keeps_every_forbidden_free_plan(problem, seed):
         if ev.forbidden_node_choices + ev.forbidden_edge_entries == 0:
             r = contract(red, plan)
             assert r is not None
-            assert mv.plan_cost(red.model, r)[0] == ev.cost
+            assert mv.plan_cost(red.model, r)[0] + offset == ev.cost
+
+
+@SETTINGS
+@given(problems(general=False))
+def test_kernel_domains_are_the_presolve_consistency_domains(problem):
+    """The kernel view prunes with the presolve's arc-consistency routine: same domains.
+
+    Node costs finite and memory unlimited, so that edge tables alone decide what goes.
+    """
+    problem = dataclasses.replace(problem, capacity=Capacity.unlimited(),
+                                  node_costs=np.where(problem.node_costs == FORBIDDEN, 7,
+                                                      problem.node_costs))
+    pre = presolve(problem, **{s: s in ("forbidden", "arc_consistency") for s in SWITCHES})
+    m = build_model(problem)
+    if pre.reduced is None:  # a domain emptied: the kernels then keep every strategy
+        assert m.alive.all()
+        return
+    seg = np.repeat(np.arange(problem.num_nodes), problem.strategy_counts)
+    assert np.array_equal(pre.reduced.strategy_counts,
+                          np.bincount(seg[m.alive], minlength=problem.num_nodes))
+    assert np.array_equal(pre.reduced.node_costs, problem.node_costs[m.alive])
 
 
 @SETTINGS

@@ -6,7 +6,8 @@ Modules, bottom up:
   pieces, arc-consistent domains);
 * :mod:`.segtree` - range-add / range-max tree over the compressed time points (memory checks);
 * :mod:`.moves` - exact incremental deltas and the moves (single node, tree-DP block, cascade);
-* :mod:`.reduce` - functional merging: chains tied by forbidden entries become one node;
+* :mod:`.reduce` - the reduced view: chains tied by forbidden entries become one node, merged by
+  the presolve's own reductions (:mod:`portfolio.presolve`; nothing is implemented twice);
 * :mod:`.trws` - TRW-S message passing on the memory-priced, unconstrained problem;
 * :mod:`.search` - worklist descent, iterated local search, greedy repair and buying;
 * :mod:`.engine` - Python drivers used by the ``greedy`` and ``localsearch`` backends.

@@ -20,9 +20,9 @@ Conventions used by every kernel:
   it), so one move is one range-add per piece and its check is exact even when a merged node's
   intervals overlap.
 * ``alive`` marks strategies that can appear in a plan without a forbidden choice: finite node
-  cost and a finite partner on every binary edge (arc consistency to a fixpoint). When that
-  empties a domain the instance has no forbidden-free plan and ``alive`` falls back to all
-  strategies.
+  cost and a finite partner on every binary edge (arc consistency to a fixpoint, by the presolve's
+  routine :func:`portfolio.presolve.consistency.ac_kernel`). When that empties a domain the
+  instance has no forbidden-free plan and ``alive`` falls back to all strategies.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from ..presolve.consistency import ac_kernel
 from ..problem import FORBIDDEN, Problem
 
 CAP_UNLIMITED = 1 << 61
@@ -151,74 +152,20 @@ def _pieces(soff, iv_off, iv_ids, lo, hi, uoff, var_use):  # pragma: no cover - 
     return p_node[:np_], p_lo[:np_], p_hi[:np_], p_uoff[:np_], use[:nu]
 
 
-@njit(cache=True)
-def _arc_consistency(soff, alive, ecost, eoff, enoff, enodes, ebinary, inc_off, inc_edge,
-                     pen):  # pragma: no cover - numba
-    """Remove strategies without a finite partner on some binary edge, to a fixpoint.
+def _arc_consistent(soff, alive, ecost, eoff, binary, eu, ev, inc_off, inc_edge, pen) -> bool:
+    """Narrow ``alive`` to arc consistency on the binary edges (forbidden = ``pen``) with the
+    presolve's own routine; False when a domain empties (the caller then keeps its old ``alive``).
 
-    Returns False when a domain empties (then ``alive`` is meaningless and the caller resets it).
+    ``inc_edge`` holds edge ids; the routine wants positions in ``binary``.
     """
-    n = len(soff) - 1
-    ne = len(eoff) - 1
-    queued = np.zeros(ne, np.bool_)
-    queue = np.empty(ne, np.int64)
-    head, tail, size = 0, 0, 0
-    for e in range(ne):
-        if ebinary[e]:
-            queue[tail] = e
-            tail = (tail + 1) % ne
-            size += 1
-            queued[e] = True
-    while size > 0:
-        e = queue[head]
-        head = (head + 1) % ne
-        size -= 1
-        queued[e] = False
-        u = enodes[enoff[e]]
-        v = enodes[enoff[e] + 1]
-        ku = soff[u + 1] - soff[u]
-        kv = soff[v + 1] - soff[v]
-        base = eoff[e]
-        for side in range(2):
-            x = u if side == 0 else v
-            y = v if side == 0 else u
-            kx = ku if side == 0 else kv
-            ky = kv if side == 0 else ku
-            changed = False
-            left = 0
-            for s in range(kx):
-                if not alive[soff[x] + s]:
-                    continue
-                ok = False
-                for t in range(ky):
-                    if alive[soff[y] + t]:
-                        idx = base + (s * kv + t if side == 0 else t * kv + s)
-                        if ecost[idx] < pen:
-                            ok = True
-                            break
-                if ok:
-                    left += 1
-                else:
-                    alive[soff[x] + s] = False
-                    changed = True
-            if left == 0:
-                return False
-            if changed:
-                for q in range(inc_off[x], inc_off[x + 1]):
-                    f = inc_edge[q]
-                    if f != e and not queued[f]:
-                        queued[f] = True
-                        queue[tail] = f
-                        tail = (tail + 1) % ne
-                        size += 1
-    for i in range(n):
-        ok = False
-        for s in range(soff[i], soff[i + 1]):
-            if alive[s]:
-                ok = True
-        if not ok:
-            return False
-    return True
+    local = np.full(len(eoff) - 1, -1, np.int64)
+    local[binary] = np.arange(len(binary), dtype=np.int64)
+    _, node, _ = ac_kernel(np.diff(soff), soff, alive, eu, ev, np.ascontiguousarray(eoff[binary]),
+                           ecost, inc_off, local[inc_edge], pen)
+    if node >= 0:
+        return False
+    seg = np.repeat(np.arange(len(soff) - 1), np.diff(soff))
+    return bool(np.all(np.bincount(seg[alive], minlength=len(soff) - 1) > 0))
 
 
 def build_model(problem: Problem, prune: bool = True) -> KModel:
@@ -344,8 +291,7 @@ def assemble(soff, ncost, eoff, ecost, enoff, enodes, iv_node, iv_lo, iv_hi, iv_
             k = counts[x]
             diag = ecost[eoff[e] + np.arange(k) * (k + 1)] >= pen
             trial[soff[x]:soff[x + 1]] &= ~diag
-        if _arc_consistency(soff, trial, ecost, eoff, enoff, enodes, ebinary, inc_off,
-                            inc_edge, pen):
+        if _arc_consistent(soff, trial, ecost, eoff, b, u, v, inc_off, inc_edge, pen):
             alive = trial
     return KModel(
         soff=soff, ncost=ncost, alive=alive, ecost=ecost, eoff=eoff, enoff=enoff, enodes=enodes,

@@ -711,37 +711,3 @@ def cascade_node(m, sol, t, d, wp, hard, x, max_changed, sc, abort_clash,
         if ok:
             return True, dc
     return False, np.int64(0)
-
-
-# --------------------------------------------------------------------------------------- structure
-@njit(cache=True)
-def functional_incidences(m):  # pragma: no cover - numba
-    """Per binary incidence (i -> other): every alive strategy of ``i`` has exactly one alive
-    finite partner in the other node, i.e. moving ``i`` forces the other node's choice."""
-    n = len(m.soff) - 1
-    out = np.zeros(len(m.inc_other), np.bool_)
-    for i in range(n):
-        so = m.soff[i]
-        k = m.soff[i + 1] - so
-        for q in range(m.inc_off[i], m.inc_off[i + 1]):
-            o = m.inc_other[q]
-            oo = m.soff[o]
-            ko = m.soff[o + 1] - oo
-            if ko < 2:
-                continue
-            b = m.eoff[m.inc_edge[q]]
-            ok = True
-            for s in range(k):
-                if not m.alive[so + s]:
-                    continue
-                cnt = 0
-                for t in range(ko):
-                    if m.alive[oo + t] and m.ecost[b + t * m.inc_mo[q] + s * m.inc_ms[q]] < m.pen:
-                        cnt += 1
-                        if cnt > 1:
-                            break
-                if cnt != 1:
-                    ok = False
-                    break
-            out[q] = ok
-    return out
