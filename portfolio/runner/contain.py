@@ -12,8 +12,10 @@
 - **Memory.** The parent measures each worker's tree: resident set size first (cheap, from
   ``/proc/PID/statm``) and, only when that is over the cap, private memory (``smaps_rollup``), since
   a forked worker's RSS also counts the instance arrays it shares with the parent. A tree over its cap
-  is killed with the note "memory limit"; the others go on. RLIMIT_AS is not used: numba's and
-  OR-tools' threads reserve large address ranges they never touch.
+  is killed with the note "memory limit"; the others go on. RLIMIT_AS is not used: it caps address
+  space, and a forked worker starts with the parent's (730 MB of it with instance A loaded, of which
+  260 MB resident, all shared copy-on-write), so the limit would have to follow the parent's size;
+  OR-tools (8 workers) and numba themselves ran fine under a 1 GiB RLIMIT_AS in a fresh process.
 """
 
 from __future__ import annotations
