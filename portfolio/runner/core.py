@@ -34,11 +34,21 @@ from .worker import PlanMapping, SharedBest, WorkerSpec, has_prepare, prepare_ke
 FALLBACK = "fallback"
 """The winner's name when the answer is the runner's own least-memory plan."""
 
+SAFETY_FIRST = 0.1
+"""For this share of the budget (at most SAFETY_WAIT seconds) after the runner starts, anytime and
+exact backends wait until the quick ones (the safety net) have finished: on a loaded machine the
+safety net then gets the cores to itself instead of a sliver of them."""
+
 SAFETY_WAIT = 3.0
 """An early stop on a claim waits this long at most for quick backends (the safety net) to finish."""
 
 EXTRA_MIN_SECONDS = 2.0
 """No extra seed copy is started with less time than this before the backends' deadline."""
+
+
+def _is_safety_net(backend: BackendLike) -> bool:
+    """Quick backends (neither anytime nor exact): they run first and an early stop waits for them."""
+    return not backend.capabilities.anytime and not backend.capabilities.exact
 
 
 def _freeze(obj: object) -> None:
@@ -247,6 +257,11 @@ class Portfolio:
 
     def _blocked(self, backend: BackendLike) -> Optional[str]:
         """Why a waiting backend cannot start yet, or None."""
+        if not _is_safety_net(backend) and time.time() < self.safety_until:
+            pending = any(_is_safety_net(b) for b in self.waiting)
+            running = any(not w.done and _is_safety_net(w.backend) for w in self.active)
+            if pending or running:
+                return "waiting for the safety net (quick backends first)"
         if backend.capabilities.reduced and self.presolve_job is not None:
             return "waiting for presolve"
         key = prepare_key(backend)
@@ -542,8 +557,7 @@ class Portfolio:
     def _safety_net_done(self) -> bool:
         """The quick backends (neither anytime nor exact) have had their say: each finished, is
         still setting up, or has been solving for ``SAFETY_WAIT`` seconds already."""
-        return not any(not w.done and w.run.phase == "solve" and not w.backend.capabilities.anytime
-                       and not w.backend.capabilities.exact
+        return not any(not w.done and w.run.phase == "solve" and _is_safety_net(w.backend)
                        and time.time() - w.solve_started < SAFETY_WAIT for w in self.active)
 
     def _stop_reason(self) -> Optional[str]:
@@ -572,6 +586,7 @@ class Portfolio:
         return saved
 
     def run(self) -> PortfolioResult:
+        self.safety_until = time.time() + min(SAFETY_WAIT, SAFETY_FIRST * self.time_limit)
         saved = self._catch_signals()
         # Orphans of workers come to this process, not to init, so that they can be ended too.
         self.run_ticks = contain.now_ticks()
