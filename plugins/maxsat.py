@@ -400,7 +400,7 @@ class _Memory:
                     self._mdd(r, out, 1, min(self.ROW_NODES, self.limit.variables - self.enc.top))
                     self.exact.add(r)
                 except _RowTooBig:
-                    q = -(-self.slack[r] // self.RESOLUTION)
+                    q = max(1, -(-self.slack[r] // self.RESOLUTION))
                     self._mdd(r, out, q, self.limit.variables - self.enc.top)
                     self.relaxed.add(r)
                 if len(out) > self.limit.constraints:

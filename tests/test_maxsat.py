@@ -86,6 +86,19 @@ def test_optimal_matches_brute_force_on_contest_shapes(problem):
     check_against_brute(problem)
 
 
+@EXACT
+@given(problem=tiny(general=True))
+def test_relaxed_rows_and_cover_cuts_stay_exact(problem):
+    """Every row too big for its exact MDD: the rounded relaxation plus cover cuts must still
+    end at the true optimum (and never cut a plan that fits)."""
+    saved = maxsat._Memory.ROW_NODES, maxsat._Memory.RESOLUTION
+    maxsat._Memory.ROW_NODES, maxsat._Memory.RESOLUTION = 0, 2
+    try:
+        check_against_brute(problem, diffusion=0.0)
+    finally:
+        maxsat._Memory.ROW_NODES, maxsat._Memory.RESOLUTION = saved
+
+
 # ------------------------------------------------------------------------------------------ encoding
 def hard_part_accepts(enc: maxsat.Encoding, problem: Problem, plan: list[int]) -> bool | None:
     """Whether the hard clauses allow ``plan`` (None: a strategy without a variable, i.e. one the
