@@ -51,27 +51,36 @@ def fresh_bundled_doc(bundled_doc: dict) -> dict:
     return copy.deepcopy(bundled_doc)
 
 
+def in_ci() -> bool:
+    """``CI=true`` (or 1/yes), as CI services set it."""
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+def shared(path: Path) -> Path:
+    """``path`` inside ../shared (contest instances): skip when it is missing, but fail under CI,
+    so a green CI run cannot hide that the contest tests never ran."""
+    if not path.exists():
+        message = f"shared benchmarks not found at {path}"
+        if in_ci():
+            pytest.fail(f"{message} (CI=true: the contest instances must be present)", pytrace=False)
+        pytest.skip(message)
+    return path
+
+
 @pytest.fixture(scope="session")
 def bench_dir() -> Path:
-    if not BENCH.is_dir():
-        pytest.skip(f"shared benchmarks not found at {BENCH}")
-    return BENCH
+    return shared(BENCH)
 
 
 @pytest.fixture(scope="session")
 def contest_example(bench_dir: Path) -> Path:
     """The contest's own example.json (5 nodes, limit 50)."""
-    path = bench_dir / "example.json"
-    if not path.is_file():
-        pytest.skip(f"shared benchmarks not found at {path}")
-    return path
+    return shared(bench_dir / "example.json")
 
 
 def bench_path(name: str) -> Path:
-    path = BENCH / f"asplos-2025-iopddl-{name}.json.gz"
-    if not path.is_file():
-        pytest.skip(f"shared benchmarks not found at {path}")
-    return path
+    """A contest instance by letter (A, B, G, K, M, N, S); see :func:`shared`."""
+    return shared(BENCH / f"asplos-2025-iopddl-{name}.json.gz")
 
 
 # ------------------------------------------------------------------------------------------ executables

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,15 +16,13 @@ from portfolio.problem import Capacity
 from portfolio.kernels.engine import greedy_plan, prepare
 from portfolio_plugins.greedy import GreedyBackend
 
-BENCH = Path(__file__).resolve().parents[1].parent / "shared" / "benchmarks"
+from conftest import bench_path
+
 NAMES = ("A", "B", "G", "K", "M", "N", "S")
 
 
 def bench(name: str):
-    path = BENCH / f"asplos-2025-iopddl-{name}.json.gz"
-    if not path.is_file():
-        pytest.skip(f"benchmark instance {path} not available")
-    return load_problem(path)
+    return load_problem(bench_path(name))
 
 
 def test_greedy_on_bundled_example(bundled_example):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import json
 import random
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,7 +13,8 @@ from hypothesis import strategies as st
 
 from portfolio.jsonscan import ScanFallback, scan_problem
 
-BENCH_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "benchmarks"
+from conftest import BENCH, bench_path, shared
+
 INT64_MAX = 2**63 - 1
 
 SECTIONS = (  # (count key, flat key, path in the JSON document)
@@ -56,10 +56,7 @@ def check_bytes(data: bytes) -> None:
 
 
 def test_example_file() -> None:
-    path = BENCH_DIR / "example.json"
-    if not path.exists():
-        pytest.skip(f"{path} not found (shared benchmarks are outside the repo)")
-    data = path.read_bytes()
+    data = shared(BENCH / "example.json").read_bytes()
     check_bytes(data)
     # every accepted input type gives the same result
     check_bytes(data)
@@ -69,10 +66,7 @@ def test_example_file() -> None:
 
 
 def _bench(letter: str) -> None:
-    path = BENCH_DIR / f"asplos-2025-iopddl-{letter}.json.gz"
-    if not path.exists():
-        pytest.skip(f"{path} not found (shared benchmarks are outside the repo)")
-    check_bytes(gzip.decompress(path.read_bytes()))
+    check_bytes(gzip.decompress(bench_path(letter).read_bytes()))
 
 
 @pytest.mark.parametrize("letter", ["B", "G"])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,7 +14,8 @@ from portfolio.io import load_problem
 from portfolio.kernels.engine import SearchParams
 from portfolio_plugins.localsearch import LocalSearchBackend
 
-BENCH = Path(__file__).resolve().parents[1].parent / "shared" / "benchmarks"
+from conftest import bench_path
+
 
 
 class Sharing(NullReporter):
@@ -89,10 +89,7 @@ def test_bundled_example_reaches_the_optimum(bundled_example):
 
 @pytest.mark.slow
 def test_small_benchmark_short_run():
-    path = BENCH / "asplos-2025-iopddl-G.json.gz"
-    if not path.is_file():
-        pytest.skip(f"benchmark instance {path} not available")
-    problem = load_problem(path)
+    problem = load_problem(bench_path("G"))
     res = LocalSearchBackend().solve(problem, time.time() + 8, 0, None, NullReporter())
     ev = evaluate(problem, res.solution)
     assert ev.feasible and not ev.has_forbidden

@@ -14,7 +14,6 @@ scores it with plain Python over every integer time. For each instance we check 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,10 +24,10 @@ from hypothesis import strategies as st
 from portfolio.evaluate import evaluate
 from portfolio.presolve import SWITCHES, Presolved, presolve, read_extended, write_extended
 from portfolio.problem import Capacity, Problem, offsets_from_counts
+from conftest import bench_path
 from tiny import best, brute, make_problem, tiny  # noqa: F401 -- shared with other exact tests
 
 F = 10**18
-BENCH = Path(__file__).resolve().parents[1].parent / "shared" / "benchmarks"
 
 
 def check(problem: Problem, pre: Presolved, original_scores=None) -> None:
@@ -267,11 +266,7 @@ def test_cli_presolve(tmp_path, bundled_example):
 
 
 # ------------------------------------------------------------------------------------------ benchmarks
-def bench(name: str) -> Path:
-    path = BENCH / f"asplos-2025-iopddl-{name}.json.gz"
-    if not path.is_file():
-        pytest.skip(f"shared benchmarks not found at {path}")
-    return path
+bench = bench_path
 
 
 def round_trip(problem: Problem, pre: Presolved, plans: int = 5, seed: int = 0) -> None:
