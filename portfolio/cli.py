@@ -418,7 +418,7 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
     chosen = _select_backends(backends, time_limit)
     prob, load_s = _load_for_solve(problem_path)
     kwargs = dict(start=start, workers=workers, seed=seed, presolve=use_presolve,
-                  early_stop=early_stop, memory_limit=memory_limit)
+                  early_stop=early_stop, memory_limit=memory_limit, fallback=True)
     if policy:
         kwargs["policy"] = policy
     if quiet:
@@ -540,9 +540,20 @@ def warmup(backends: str | None) -> None:
                   f"; total {total:.2f} s", highlight=False)
 
 
+def _loaded_from(backend: object) -> str:
+    """The file a backend's class was loaded from: shows a stale installed copy shadowing edits."""
+    import inspect
+
+    try:
+        return inspect.getfile(type(backend))
+    except (TypeError, OSError):
+        return "?"
+
+
 @cli.command(name="backends")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON to stdout.")
-def backends_cmd(as_json: bool) -> None:
+@click.option("--verbose", "-v", is_flag=True, help="Also show the file each backend was loaded from.")
+def backends_cmd(as_json: bool, verbose: bool) -> None:
     """List the solver backends this installation knows, and whether each can run here."""
     from .registry import Registry, install_hint
 
@@ -556,17 +567,20 @@ def backends_cmd(as_json: bool) -> None:
         rows.append({"name": info.backend.name, "qualified": info.qualified, "package": info.package,
                      "version": info.version, "available": ok, "reason": why,
                      "description": info.backend.description,
-                     "capabilities": info.backend.capabilities.labels(), "clash": info.clash})
+                     "capabilities": info.backend.capabilities.labels(), "clash": info.clash,
+                     "loaded_from": _loaded_from(info.backend)})
     if as_json:
         _emit_json({"backends": rows, "warnings": registry.warnings, "load_errors": registry.warnings})
         return
     table = Table(title="backends", title_justify="left")
-    for col in ("name", "package", "available", "capabilities", "description"):
-        table.add_column(col)
+    for col in ("name", "package", "available", "capabilities", "description") + (
+            ("loaded from",) if verbose else ()):
+        table.add_column(col, overflow="fold")
     for row in rows:
         avail = "[green]yes[/]" if row["available"] else f"[red]no[/]: {row['reason']}"
         table.add_row(row["name"], f"{row['package']} {row['version']}".strip(), avail,
-                      ", ".join(row["capabilities"]) or "-", row["description"])
+                      ", ".join(row["capabilities"]) or "-", row["description"],
+                      *((row["loaded_from"],) if verbose else ()))
     console.print(table)
     for warning in registry.warnings:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)

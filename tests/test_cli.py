@@ -184,3 +184,16 @@ def test_generate_writes_a_file_info_accepts(tmp_path, name):
     assert result.exit_code == 2
     assert "--force" in result.stderr
     assert out.read_bytes() == before
+
+
+# ------------------------------------------------------------------------------------------ backends
+def test_backends_verbose_shows_where_each_backend_was_loaded_from():
+    """A stale non-editable copy of plugins/ would show up here as a path outside the checkout."""
+    import portfolio_plugins.greedy
+
+    rows = {b["name"]: b for b in json.loads(invoke("backends", "--json").stdout)["backends"]}
+    assert Path(rows["greedy"]["loaded_from"]) == Path(portfolio_plugins.greedy.__file__)
+    assert all(Path(b["loaded_from"]).is_file() for b in rows.values())
+    result = invoke("backends", "--verbose")
+    assert result.exit_code == 0 and "loaded from" in result.output
+    assert "loaded from" not in invoke("backends").output
