@@ -108,6 +108,11 @@ class Backend:
 
     ``deadline`` is an absolute ``time.time()`` value shared by the whole run: return (or at least
     report your best plan) before it. ``seed`` makes randomised backends reproducible.
+
+    Clocks: the deadline is the one wall-clock value that crosses process boundaries (the runner's
+    process to the workers). Inside a backend, compare against it only through :func:`time_left`,
+    once, and measure your own durations and inner deadlines on ``time.monotonic()`` (for example
+    ``stop = time.monotonic() + time_left(deadline)``), which a wall-clock step cannot move.
     """
 
     name: str = ""
@@ -152,7 +157,8 @@ def allotted_cores() -> int:
 
 
 def time_left(deadline: float) -> float:
-    """Seconds until ``deadline`` (negative once passed)."""
+    """Seconds until the run's ``deadline`` (negative once passed): the one place a backend reads
+    the wall clock; turn the result into a ``time.monotonic()`` deadline of its own."""
     return deadline - time.time()
 
 
