@@ -60,9 +60,9 @@ class LocalSearchBackend(KernelBackend):
         last = [0.0, None, 0.0]   # last report time, plan waiting to be reported, found at
 
         def flush(force: bool) -> None:
-            if last[1] is not None and (force or time.time() - last[0] >= REPORT_EVERY):
+            if last[1] is not None and (force or time.monotonic() - last[0] >= REPORT_EVERY):
                 report(last[1], "localsearch")
-                last[0], last[1] = time.time(), None
+                last[0], last[1] = time.monotonic(), None
 
         def on_improve(rsol: np.ndarray) -> None:
             last[1], last[2] = prep.expand(rsol), time.perf_counter() - t0
