@@ -21,6 +21,7 @@ from typing import Any
 import click
 import numpy as np
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .evaluate import SolutionError, evaluate, min_usage_profile
@@ -577,10 +578,11 @@ def backends_cmd(as_json: bool, verbose: bool) -> None:
             ("loaded from",) if verbose else ()):
         table.add_column(col, overflow="fold")
     for row in rows:
-        avail = "[green]yes[/]" if row["available"] else f"[red]no[/]: {row['reason']}"
-        table.add_row(row["name"], f"{row['package']} {row['version']}".strip(), avail,
-                      ", ".join(row["capabilities"]) or "-", row["description"],
-                      *((row["loaded_from"],) if verbose else ()))
+        # plugin text is shown as written: "pip install '.[cpsat]'" is not rich markup
+        avail = "[green]yes[/]" if row["available"] else f"[red]no[/]: {escape(row['reason'])}"
+        table.add_row(escape(row["name"]), escape(f"{row['package']} {row['version']}".strip()),
+                      avail, ", ".join(row["capabilities"]) or "-", escape(row["description"]),
+                      *((escape(str(row["loaded_from"])),) if verbose else ()))
     console.print(table)
     for warning in registry.warnings:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)

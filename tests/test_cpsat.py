@@ -244,3 +244,28 @@ def test_cli_cpsat_solves_the_bundled_example_optimally(bundled_example):
     assert doc["cost"] == best
     row = [b for b in doc["backends"] if b["backend"] == "cpsat"][0]
     assert row["status"] == "optimal" and row["lower_bound"] == best
+
+
+def test_backends_lists_cpsat_unavailable_with_the_install_command_when_ortools_is_missing(
+        tmp_path, monkeypatch):
+    """A missing ortools shows in `portfolio backends` with the extra that installs it, verbatim
+    (the table once swallowed "[cpsat]" as rich markup)."""
+    import json
+    import os
+    import re
+
+    from conftest import run_script
+
+    blocker = tmp_path / "ortools"
+    blocker.mkdir()
+    (blocker / "__init__.py").write_text("raise ImportError('ortools blocked for this test')\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path),
+                                                      os.environ.get("PYTHONPATH", "")]))
+    doc = json.loads(run_script("portfolio", "backends", "--json").stdout)
+    row = [b for b in doc["backends"] if b["name"] == "cpsat"][0]
+    assert row["available"] is False
+    assert "ortools is not installed" in row["reason"] and "[cpsat]" in row["reason"]
+    table = run_script("portfolio", "backends")
+    assert table.returncode == 0, table.stderr
+    flat = re.sub(r"[\s│┃|]", "", table.stdout + table.stderr)
+    assert "iopddl-portfolio[cpsat]" in flat
