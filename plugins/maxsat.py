@@ -356,7 +356,9 @@ class _Memory:
     model that still breaks it gets a cover cut: "not all of these nodes at these usages or more",
     taking the largest usages of the model until they exceed the slack. Both only ever remove
     plans that do not fit, and a model is accepted only once it fits every row, so the loop is
-    exact; it ends because each cut removes the model that caused it.
+    exact; it ends because each cut removes the model that caused it. ``RESOLUTION = 0``: cuts
+    only (measured on A through the driver, 60 s: 6,548,637,991 against 6,548,553,871 with the
+    relaxed MDDs at 32).
     """
 
     ROW_NODES = 5_000
@@ -400,9 +402,13 @@ class _Memory:
                     self._mdd(r, out, 1, min(self.ROW_NODES, self.limit.variables - self.enc.top))
                     self.exact.add(r)
                 except _RowTooBig:
-                    q = max(1, -(-self.slack[r] // self.RESOLUTION))
-                    self._mdd(r, out, q, self.limit.variables - self.enc.top)
                     self.relaxed.add(r)
+                    if self.RESOLUTION:
+                        q = max(1, -(-self.slack[r] // self.RESOLUTION))
+                        self._mdd(r, out, q, self.limit.variables - self.enc.top)
+                    elif plan is not None:      # cuts only
+                        out.append(self._cover(r, plan, out))
+                        self.cuts += 1
                 if len(out) > self.limit.constraints:
                     raise TooBig("memory constraints")
         except _RowTooBig:

@@ -86,13 +86,14 @@ def test_optimal_matches_brute_force_on_contest_shapes(problem):
     check_against_brute(problem)
 
 
+@pytest.mark.parametrize("resolution", [2, 0], ids=["relaxed-mdd", "cuts-only"])
 @EXACT
 @given(problem=tiny(general=True))
-def test_relaxed_rows_and_cover_cuts_stay_exact(problem):
-    """Every row too big for its exact MDD: the rounded relaxation plus cover cuts must still
-    end at the true optimum (and never cut a plan that fits)."""
+def test_relaxed_rows_and_cover_cuts_stay_exact(resolution, problem):
+    """Every row too big for its exact MDD: the rounded relaxation (or nothing) plus cover cuts
+    must still end at the true optimum (and never cut a plan that fits)."""
     saved = maxsat._Memory.ROW_NODES, maxsat._Memory.RESOLUTION
-    maxsat._Memory.ROW_NODES, maxsat._Memory.RESOLUTION = 0, 2
+    maxsat._Memory.ROW_NODES, maxsat._Memory.RESOLUTION = 0, resolution
     try:
         check_against_brute(problem, diffusion=0.0)
     finally:
