@@ -121,9 +121,14 @@ def test_no_early_stop_runs_to_the_deadline(example):
 
 
 def test_failing_backends_still_get_the_runners_fallback_plan(example):
-    result = run_portfolio(example, [fb.Raises(), fb.Infeasible()], time_limit=2.0)
+    result = run_portfolio(example, [fb.Raises(), fb.Infeasible()], time_limit=2.0, fallback=True)
     assert result.winner == "fallback"
     assert result.cost == evaluate(example, example.min_usage_strategies).cost
+
+
+def test_without_fallback_failing_backends_leave_no_answer(example):
+    result = run_portfolio(example, [fb.Raises(), fb.Infeasible()], time_limit=2.0)
+    assert result.solution is None and result.winner is None
 
 
 def test_memory_infeasible_instance_has_no_plan_and_a_proof():

@@ -37,7 +37,7 @@ def test_false_infeasibility_claim_does_not_empty_the_answer(example):
 
 
 def test_false_infeasibility_claim_alone_is_contradicted_by_the_fallback(example):
-    result = run_portfolio(example, [fb.ClaimsInfeasible()], time_limit=3.0)
+    result = run_portfolio(example, [fb.ClaimsInfeasible()], time_limit=3.0, fallback=True)
     assert result.cost == MIN_USAGE and result.winner == "fallback"
     assert [c.false for c in result.claims] == [True]
 

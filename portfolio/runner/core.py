@@ -102,7 +102,8 @@ class Portfolio:
                  on_update: Optional[Callable[["Portfolio"], None]] = None,
                  presolved: Optional[PlanMapping] = None, presolve: bool = False,
                  early_stop: bool = True, policy: str = DEFAULT_POLICY,
-                 extra_seeds: bool = True, memory_limit: object = "default") -> None:
+                 extra_seeds: bool = True, memory_limit: object = "default",
+                 fallback: bool = False) -> None:
         names = [b.name for b in backends]
         if len(set(names)) != len(names):
             raise ValueError(f"backend listed twice: {names}")
@@ -113,6 +114,7 @@ class Portfolio:
         self.workers = self.cores
         self.seed, self.on_update, self.early_stop = seed, on_update, early_stop
         self.extra_seeds = extra_seeds
+        self.fallback = fallback  # the reserve plan may be the answer (it always checks claims)
         # Bytes one backend (with everything it starts) may use; "default": a share of the RAM.
         self.memory_limit: Optional[int] = (contain.default_memory_limit(len(self.backends))
                                             if memory_limit == "default" else memory_limit)
@@ -664,7 +666,8 @@ class Portfolio:
                 run.note = f"never started: {why}"
         self._check_claims()
         solution, evaluation, winner = self.best, self.best_eval, self.best_backend
-        if self.reserve is not None and (evaluation is None or self.reserve[1].cost < evaluation.cost):
+        if self.fallback and self.reserve is not None and (
+                evaluation is None or self.reserve[1].cost < evaluation.cost):
             solution, evaluation, winner = self.reserve[0], self.reserve[1], FALLBACK
         cost = None if evaluation is None else evaluation.cost
         winner_backend = self.runs[winner].backend if winner in self.runs else "runner"
@@ -688,7 +691,8 @@ def run_portfolio(problem: Problem, backends: Sequence[BackendLike], time_limit:
                   on_update: Optional[Callable[[Portfolio], None]] = None,
                   presolved: Optional[PlanMapping] = None, presolve: bool = False,
                   early_stop: bool = True, policy: str = DEFAULT_POLICY,
-                  extra_seeds: bool = True, memory_limit: object = "default") -> PortfolioResult:
+                  extra_seeds: bool = True, memory_limit: object = "default",
+                  fallback: bool = False) -> PortfolioResult:
     """Run ``backends`` on ``problem`` until ``start + time_limit`` and return the best verified plan.
 
     ``start`` is an absolute ``time.time()`` (default: now); the CLI passes the process start time so
@@ -699,7 +703,10 @@ def run_portfolio(problem: Problem, backends: Sequence[BackendLike], time_limit:
     ``early_stop=False`` keeps the run going to the deadline whatever is claimed or proven.
     ``memory_limit`` caps each backend's memory in bytes (None: no cap; default: a share of the RAM,
     see :func:`.contain.default_memory_limit`). SIGINT/SIGTERM end the run at once with the best
-    verified plan; ``PortfolioResult.interrupted`` names the signal.
+    verified plan; ``PortfolioResult.interrupted`` names the signal. ``fallback=True`` (the CLI's
+    choice) makes the runner's own least-memory plan the answer when no backend found a cheaper one,
+    so that a run always answers; benchmarks of single backends leave it off.
     """
     return Portfolio(problem, backends, time_limit, start, workers, seed, warm_start, on_update,
-                     presolved, presolve, early_stop, policy, extra_seeds, memory_limit).run()
+                     presolved, presolve, early_stop, policy, extra_seeds, memory_limit,
+                     fallback).run()
