@@ -44,7 +44,7 @@ def test_spare_cores_go_to_threaded_backends_round_robin():
 
 
 def test_idle_core_runs_another_seed_of_a_randomized_backend(example):
-    result = run_portfolio(example, [fb.RandomSpin(), fb.Raises()], time_limit=4.0, workers=2, seed=5)
+    result = run_portfolio(example, [fb.RandomSpin(), fb.Raises()], time_limit=6.0, workers=2, seed=5)
     extra = result.runs.get("random-spin+1")
     assert extra is not None, list(result.runs)
     assert extra.backend == "random-spin" and extra.seed == 6
