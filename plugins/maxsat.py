@@ -17,13 +17,21 @@ The encoding (every weight an exact Python int; MaxSAT cost + ``constant`` == pl
   entry, or the ``pairs`` (marginal) form: a variable per allowed entry linked both ways to its row
   and column and a soft unit per positive entry; forbidden entries are hard clauses; three-node
   tables get direct ternary clauses;
+* min-sum diffusion on the folded two-node tables (exact integer reparametrisation; kept only
+  when it raises the folded constant): on B it lifts the constant from 43,647 to 532,833 of the
+  optimum 532,843, which is what lets RC2 prove B and G (docs/benchmarks.md);
 * memory: per time point, each node's usage there (summed over its live intervals) above its least
   allowed usage; identical point rows are merged (keeping the least slack), rows whose worst case
   fits are dropped, and each remaining row is one hard pseudo-Boolean constraint encoded as a
   reduced MDD whose layers are nodes and whose arcs are usage levels ("usage >= level" literals
   shared between points): an interval-memoised BDD construction (Abio et al., CP 2012) that
   exploits exactly-one, which a generic PB encoder cannot see. Why our own: ``python-sat`` alone
-  brings no PB encoder (``pysat.pb`` needs the ``pindakaas`` extra, ``python-sat[pb]``).
+  brings no PB encoder (``pysat.pb`` needs the ``pindakaas`` extra, ``python-sat[pb]``). Rows are
+  added lazily by default (only those a model overflows; see :class:`_Memory`).
+
+Solving: ``RC2Stratified`` (levels by weight, hardening from the hint's cost and from models that
+are real solutions), interrupted by a timer; every level's model that is a real solution is
+reported; the bound is the core cost reached before the interrupt, plus the constant.
 """
 
 from __future__ import annotations
@@ -46,9 +54,10 @@ from portfolio.problem import FORBIDDEN, INT64_MAX, Problem
 MARGIN = 0.15
 """Seconds kept back from the time limit for the interrupt to land and the answer to be decoded."""
 
-BUDGET = ModelSize(variables=3_000_000, constraints=6_000_000, terms=16_000_000)
-"""Largest model built. Measured: about 1 s of encoding per million clauses and ~0.6 GB of RSS
-(pysat's Python-side clause lists plus the SAT solver's copy) at this size; above it, LNS windows."""
+BUDGET = ModelSize(variables=1_000_000, constraints=2_000_000, terms=6_000_000)
+"""Largest model built; above it, LNS windows. Measured so far only well below it: B with every
+memory row eager is 0.47M clauses in about 6 s of Python encoding (load ~10); the budget allows
+about four times that, i.e. roughly 20-25 s of encoding on this machine (an extrapolation)."""
 
 _TRUE, _FALSE = 0, -1     # MDD terminals (variable ids are positive)
 
