@@ -86,6 +86,26 @@ def test_optimal_matches_brute_force_on_contest_shapes(problem):
     check_against_brute(problem)
 
 
+@EXACT
+@given(tiny(general=True), st.data())
+def test_any_hint_keeps_the_answer_exact(problem, data):
+    """A hint (feasible or not) sets phases and, when clean and feasible, the upper bound that
+    hardening uses: the optimum must survive either way."""
+    assume(judged_alike(problem))
+    scored = brute(problem)
+    hint = np.array(data.draw(st.sampled_from([plan for plan, _, _, _ in scored])), dtype=np.int64)
+    best = optimum(problem)
+    out, found = solve(problem, hint=hint)
+    if best is None:
+        assert out.status == "infeasible"
+        return
+    assert out.status == "optimal" and out.cost == out.bound == best
+    hint_ev = evaluate(problem, hint)
+    for plan in found:   # only improvements over a clean feasible hint are reported
+        if hint_ev.feasible and not hint_ev.has_forbidden:
+            assert evaluate(problem, plan).cost < hint_ev.cost
+
+
 @pytest.mark.parametrize("resolution", [2, 0], ids=["relaxed-mdd", "cuts-only"])
 @EXACT
 @given(problem=tiny(general=True))
