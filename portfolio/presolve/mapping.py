@@ -12,12 +12,27 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 from ..evaluate import as_solution
 from ..problem import FORBIDDEN, Capacity, Problem, offsets_from_counts
 from .state import State, segment_fill_index
 
 _F = FORBIDDEN
+
+
+@njit(cache=True)
+def _gather_tables(tab, toff, kv_old, dom_flat, off_u, off_v, ku, kv, out):
+    """Each edge's table restricted to the kept strategies of its ends (``dom_flat[off + i]`` is
+    the original number of kept strategy ``i``), laid out one edge after the other."""
+    o = 0
+    for e in range(len(ku)):
+        base = toff[e]
+        for p in range(ku[e]):
+            row = base + dom_flat[off_u[e] + p] * kv_old[e]
+            for q in range(kv[e]):
+                out[o] = tab[row + dom_flat[off_v[e] + q]]
+                o += 1
 
 
 def build(st: State) -> tuple[Problem, np.ndarray, np.ndarray, np.ndarray]:
@@ -77,14 +92,9 @@ def build(st: State) -> tuple[Problem, np.ndarray, np.ndarray, np.ndarray]:
         if np.array_equal(ku, st.K[st.eu]) and np.array_equal(kv, st.K[st.ev]):
             flat = st.tab  # every edge end keeps its whole domain: the tables are laid out already
         else:
-            toff = offsets_from_counts(sizes)
-            rows, within = segment_fill_index(toff, sizes)
-            e_of = rows
-            p = within // kv[e_of]
-            q = within % kv[e_of]
-            src_p = dom_flat[dom_off[index[st.eu[e_of]]] + p]
-            src_q = dom_flat[dom_off[index[st.ev[e_of]]] + q]
-            flat = st.tab[st.toff[:-1][e_of] + src_p * st.K[st.ev[e_of]] + src_q]
+            flat = np.empty(int(sizes.sum()), dtype=np.int64)
+            _gather_tables(st.tab, st.toff, st.K[st.ev], dom_flat, dom_off[index[st.eu]],
+                           dom_off[index[st.ev]], ku, kv, flat)
         enodes.append(np.stack([index[st.eu], index[st.ev]], axis=1).ravel())
         esizes.append(sizes)
         etabs.append(flat)
