@@ -389,8 +389,9 @@ class Registry:
                                    + ")")
         if not unknown and not unavailable:
             return known
-        usable = [i.backend.name for i, (ok, _) in zip(self.infos(), self.available(
-            [i.backend for i in self.infos()])) if ok and not getattr(i.backend, "test_only", False)]
+        usable = [i.backend.name for i, answer in zip(self.infos(), self.available(
+            [i.backend for i in self.infos()]))  # a check still running may yet say yes
+                  if (answer[0] or still_checking(answer)) and not getattr(i.backend, "test_only", False)]
         parts = []
         if unknown:
             word = "backend" if len(unknown) == 1 else "backends"
