@@ -185,6 +185,29 @@ def still_checking(answer: tuple[bool, str]) -> bool:
     return not answer[0] and answer[1].startswith("available() did not answer within")
 
 
+def start_checks(backends: Sequence[BackendLike]) -> None:
+    """Start the ``available()`` check of each backend not answered yet, without waiting."""
+    for backend in backends:
+        with _AVAILABILITY_LOCK:
+            cached = _AVAILABILITY.get(id(backend))
+        if cached is None or cached[0] is not backend:
+            _start_check(backend)
+
+
+def poll_available(backend: BackendLike, timeout: float | None = None) -> Optional[tuple[bool, str]]:
+    """The answer of ``backend``'s check, or None while it is still running and younger than
+    ``timeout`` seconds (then the "did not answer" answer): for an event loop that must not block."""
+    timeout = AVAILABLE_TIMEOUT if timeout is None else timeout
+    with _AVAILABILITY_LOCK:
+        cached = _AVAILABILITY.get(id(backend))
+    if cached is not None and cached[0] is backend:
+        return cached[1]
+    thread, _, started = _start_check(backend)
+    if thread.is_alive() and time.monotonic() - started < timeout:
+        return None
+    return check_available([backend], timeout)[0]
+
+
 def guarded_available(backend: BackendLike, timeout: float | None = None) -> tuple[bool, str]:
     """One backend's ``available()`` under the time limit (cached)."""
     return check_available([backend], timeout)[0]

@@ -103,7 +103,8 @@ def test_in_process_run_ends_children_and_reaps_them():
     os.environ["HOSTILE_MARKER"] = marker
     try:
         problem = load_problem(bundled_example_path())
-        result = run_portfolio(problem, [hostile_spawn.Crashes(), hostile_spawn.Leaves()], time_limit=4.0)
+        result = run_portfolio(problem, [hostile_spawn.Crashes(), hostile_spawn.Leaves()], time_limit=4.0,
+                               fallback=True)
         assert result.solution is not None
         time.sleep(0.3)
         assert _survivors(marker) == []
@@ -208,7 +209,8 @@ def test_float_plans_follow_one_rule():
     import hostile_float as hf
 
     result = run_portfolio(load_problem(bundled_example_path()),
-                           [hf.ReportsFloats(), hf.ReturnsFloats(), hf.IntegralFloats()], time_limit=4.0)
+                           [hf.ReportsFloats(), hf.ReturnsFloats(), hf.IntegralFloats()], time_limit=4.0,
+                           fallback=True)
     for name in ("float-report", "float-return", "float-integral"):
         run = result.runs[name]
         assert run.status is Status.REJECTED, (name, run.status, run.note)
@@ -257,7 +259,8 @@ def test_runner_does_not_hang_on_available(monkeypatch):
     monkeypatch.setattr(registry, "AVAILABLE_TIMEOUT", 0.5)
 
     t0 = time.monotonic()
-    result = run_portfolio(load_problem(bundled_example_path()), [ha.Hangs(), ha.Raises()], time_limit=4.0)
+    result = run_portfolio(load_problem(bundled_example_path()), [ha.Hangs(), ha.Raises()], time_limit=4.0,
+                           fallback=True)
     assert time.monotonic() - t0 < 4.5
     assert "did not answer" in result.runs["avail-hangs"].note
     assert "available exploded" in result.runs["avail-raises"].note

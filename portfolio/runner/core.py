@@ -23,7 +23,7 @@ import numpy as np
 from ..backend import BackendLike, Status
 from ..evaluate import Evaluation, evaluate, min_usage_profile
 from ..problem import Problem
-from ..registry import guarded_available
+from ..registry import poll_available, start_checks
 from . import contain, validate
 from .claims import INFEASIBLE, LOWER_BOUND, OPTIMAL, Claim, ClaimBook
 from .presolving import PRESOLVE_SHARE, presolve_main, summary
@@ -272,6 +272,14 @@ class Portfolio:
         return None
 
     def _launch_ready(self) -> None:
+        # available() is plugin code in the parent: every check runs at once in a thread under the
+        # registry's time limit (cached: the CLI asked already), and no worker is forked while one
+        # may still finish (a fork during an import in another thread can deadlock the child).
+        checking = [b for b in self.waiting if poll_available(b) is None]
+        if checking:
+            for backend in checking:
+                self.runs[backend.name].note = "checking available()"
+            return
         for backend in list(self.waiting):
             if time.time() >= self.soft_deadline:
                 return
@@ -281,8 +289,7 @@ class Portfolio:
                 run.note = why
                 continue
             self.waiting.remove(backend)
-            # plugin code in the parent: under a time limit, and cached (the CLI asked already)
-            ok, reason = guarded_available(backend)
+            ok, reason = poll_available(backend)
             if not ok:
                 run.status, run.note = Status.UNSUPPORTED, f"not available: {reason}"
                 continue
@@ -595,6 +602,7 @@ class Portfolio:
         was_subreaper = contain.is_subreaper()
         self.adopting = was_subreaper or contain.set_subreaper(True)
         try:
+            start_checks(self.backends)
             self._own_checks()
             if self.want_presolve and self.presolve_info is None and self.presolved is None:
                 self._start_presolve()
