@@ -10,7 +10,9 @@ Modules, bottom up:
   the presolve's own reductions (:mod:`portfolio.presolve`; nothing is implemented twice);
 * :mod:`.trws` - TRW-S message passing on the memory-priced, unconstrained problem;
 * :mod:`.search` - worklist descent, iterated local search, greedy repair and buying;
-* :mod:`.engine` - Python drivers used by the ``greedy`` and ``localsearch`` backends.
+* :mod:`.engine` - Python drivers used by the ``greedy`` and ``localsearch`` backends;
+* :mod:`.bound` - certified Lagrangian lower bounds (TRW-S star bound, directed rounding) for
+  the ``bound`` backend.
 
 Every kernel uses ``@njit(cache=True)``: the first process compiles them (about a minute; measure
 with ``python benchmarks/backends.py --compile``), later ones load numba's on-disk cache.
