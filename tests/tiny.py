@@ -158,8 +158,10 @@ def tiny(draw, general: bool | None = None, max_nodes: int = 5, loose: bool = Fa
     if mode == 0:
         capacity = Capacity.unlimited()
     elif mode == 3 and general and horizon > 0:
+        # never negative: a negative capacity where nothing is live is infeasible by the rules
+        # ("at every integer time"), which this brute force (covered times only) cannot see
         times = sorted(set(draw(st.lists(st.integers(0, horizon), min_size=1, max_size=3))))
-        capacity = Capacity(np.array(times), np.array([peak + draw(st.integers(-2, 12))
+        capacity = Capacity(np.array(times), np.array([max(0, peak + draw(st.integers(-2, 12)))
                                                        for _ in times]))
     else:
         capacity = Capacity.uniform(max(0, peak + draw(st.integers(-1, 8)) + (20 if loose else 0)))
