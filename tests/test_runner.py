@@ -127,7 +127,7 @@ def test_failing_backends_still_get_the_runners_fallback_plan(example):
 
 
 def test_without_fallback_failing_backends_leave_no_answer(example):
-    result = run_portfolio(example, [fb.Raises(), fb.Infeasible()], time_limit=2.0)
+    result = run_portfolio(example, [fb.Raises(), fb.Infeasible()], time_limit=2.0, fallback=False)
     assert result.solution is None and result.winner is None
 
 

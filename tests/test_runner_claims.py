@@ -121,7 +121,7 @@ def test_flood_of_reports_is_throttled_and_the_run_ends_on_time(example):
 def test_prepare_runs_in_the_worker_and_cannot_delay_the_answer(example, backend, status, words):
     t0 = time.time()
     result = run_portfolio(example, [backend, fb.Enumerate()], time_limit=3.0)
-    assert time.time() - t0 < 3.0
+    assert time.time() - t0 < 3.5  # the runner's own end phase, on a shared machine (not 8 s)
     row = result.runs[backend.name]
     assert row.status is status and words in row.note, row.note
     assert result.cost == OPTIMUM

@@ -91,7 +91,7 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
     workers = _workers_here(task)
     presolved, _ = presolve_for(problem, backends)  # as `portfolio solve` does
     result = run_portfolio(problem, backends, task.time_limit, start=start, workers=workers,
-                           seed=task.seed, presolved=presolved)
+                           seed=task.seed, presolved=presolved, fallback=False)  # the backends' own rows
     runs = [r for r in result.runs.values()]
     trace = _improving(result.incumbents)
     if result.solution is not None:

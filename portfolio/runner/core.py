@@ -103,7 +103,7 @@ class Portfolio:
                  presolved: Optional[PlanMapping] = None, presolve: bool = False,
                  early_stop: bool = True, policy: str = DEFAULT_POLICY,
                  extra_seeds: bool = True, memory_limit: object = "default",
-                 fallback: bool = False) -> None:
+                 fallback: bool = True) -> None:
         names = [b.name for b in backends]
         if len(set(names)) != len(names):
             raise ValueError(f"backend listed twice: {names}")
@@ -700,7 +700,7 @@ def run_portfolio(problem: Problem, backends: Sequence[BackendLike], time_limit:
                   presolved: Optional[PlanMapping] = None, presolve: bool = False,
                   early_stop: bool = True, policy: str = DEFAULT_POLICY,
                   extra_seeds: bool = True, memory_limit: object = "default",
-                  fallback: bool = False) -> PortfolioResult:
+                  fallback: bool = True) -> PortfolioResult:
     """Run ``backends`` on ``problem`` until ``start + time_limit`` and return the best verified plan.
 
     ``start`` is an absolute ``time.time()`` (default: now); the CLI passes the process start time so
@@ -711,9 +711,9 @@ def run_portfolio(problem: Problem, backends: Sequence[BackendLike], time_limit:
     ``early_stop=False`` keeps the run going to the deadline whatever is claimed or proven.
     ``memory_limit`` caps each backend's memory in bytes (None: no cap; default: a share of the RAM,
     see :func:`.contain.default_memory_limit`). SIGINT/SIGTERM end the run at once with the best
-    verified plan; ``PortfolioResult.interrupted`` names the signal. ``fallback=True`` (the CLI's
-    choice) makes the runner's own least-memory plan the answer when no backend found a cheaper one,
-    so that a run always answers; benchmarks of single backends leave it off.
+    verified plan; ``PortfolioResult.interrupted`` names the signal. ``fallback`` (default True)
+    makes the runner's own least-memory plan the answer when no backend found a cheaper one, so that
+    a run always answers; ``bench`` turns it off so that a configuration's row is its backends' own.
     """
     return Portfolio(problem, backends, time_limit, start, workers, seed, warm_start, on_update,
                      presolved, presolve, early_stop, policy, extra_seeds, memory_limit,
