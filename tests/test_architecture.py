@@ -106,3 +106,14 @@ def test_the_rules_catch_an_upward_import(tmp_path, monkeypatch):
     monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: "from .runner import run_portfolio\n")
     with pytest.raises(AssertionError, match="imports runner"):
         test_imports_run_down_the_floors(fake)
+
+
+def test_every_package_ships():
+    """A new package under portfolio/ must be listed in pyproject.toml, or a non-editable install
+    (CI's quick start) lacks it: the floors above are useless if a floor is missing on install."""
+    import tomllib
+
+    listed = set(tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(REPO).parts) for p in (REPO / "portfolio").rglob("__init__.py")
+             if "__pycache__" not in p.parts}
+    assert found <= listed, f"{sorted(found - listed)}: add to [tool.setuptools] packages in pyproject.toml"
