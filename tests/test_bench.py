@@ -253,7 +253,9 @@ def test_dask_local_cluster(instances, tmp_path):
         result = run_sweep([instances / "example.json"], backends=["minusage"], portfolio=True,
                            time_limit=2 * LIMIT, seeds=[0, 1], name="d", runs_dir=tmp_path,
                            dask_scheduler=cluster.scheduler_address)
-    assert result.finished == 4 and result.statuses == {"feasible": 4}
+    # every backend of the portfolio now gets CPU, so an exact one may prove the example optimal
+    assert result.finished == 4 and set(result.statuses) <= {"feasible", "optimal"}
+    assert sum(result.statuses.values()) == 4
     rows = rows_of(tmp_path / "d")
     assert {r["configuration"] for r in rows} == {"minusage", "portfolio"}
     assert all(r["dask_worker"] == worker for r in rows)
