@@ -85,20 +85,21 @@ def estimate_size(problem: Problem) -> ModelSize:
                      terms=strategies + entries * (1 + int(arity.max(initial=2))) + memory_terms)
 
 
-SUBSOLVERS = ["max_lp", "core", "default_lp", "quick_restart", "no_lp", "pseudo_costs",
-              "reduced_costs", "lb_tree_search"]
+SUBSOLVERS = ["lb_tree_search", "max_lp", "core", "default_lp", "quick_restart", "no_lp",
+              "pseudo_costs", "reduced_costs"]
 """Full-problem workers in the order they are given to the threads the runner allots.
 
-Measured on presolved B and G (docs/benchmarks.md): the strongest LP (``max_lp``: linearization
-level 2, which carries the marginal linking's local polytope) is what proves optimality; the
-default single worker (level 1) and the default two-worker mix never proved B in 60 s. With a
-second core, the core-guided worker raises the bound from the other side."""
+Measured on presolved B and G with a local-search hint (docs/benchmarks.md): the strongest LP
+(linearization level 2, which carries the marginal linking's local polytope) is what proves
+optimality, and the LP-bound tree search proves it fastest: B in 12.8 s with lb_tree_search +
+max_lp against 22.9 s with max_lp + core on two threads; on one thread 27.0 s (B) and 18.3 s (G)
+against 35.9 s and 21.3 s for max_lp alone. The defaults (level 1) never proved B in 60 s."""
 
 
 def default_parameters(threads: int) -> dict:
     """CP-SAT parameters for ``threads`` workers (measured choices; see docs/benchmarks.md)."""
     if threads <= 1:
-        return {"linearization_level": 2}
+        return {"linearization_level": 2, "optimize_with_lb_tree_search": True}
     return {"subsolvers": SUBSOLVERS[:threads]}
 
 
@@ -453,7 +454,6 @@ class LazyRows:
     def usage(self, plan: np.ndarray) -> np.ndarray:
         """Usage above the least usages at every kept point under ``plan``."""
         mem = self.md.memory
-        so = self.md.problem.strategy_offsets
         per = np.array([int(c[plan[int(i)]]) for c, i in zip(mem.coef, mem.node.tolist())],
                        dtype=np.int64)
         return range_sum(mem.lo, mem.hi, per, len(mem.rhs)) if len(mem.rhs) else per[:0]

@@ -20,76 +20,17 @@ answer, so the driver reports it as ``no-solution``.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Optional, Protocol
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
 from .backend import Backend, Reporter, SolveResult, Status, allotted_cores
 from .evaluate import evaluate
+from .exactmodel import ExactEngine, ExactOutcome, ModelSize, OutcomeStatus  # noqa: F401
 from .problem import Problem
 
-if TYPE_CHECKING:  # lns imports this module for ExactOutcome
+if TYPE_CHECKING:
     from .lns import LnsParams
-
-OutcomeStatus = str
-"""One of ``"optimal"``, ``"feasible"``, ``"infeasible"``, ``"unknown"``, ``"too-big"``."""
-
-
-@dataclass
-class ModelSize:
-    """An engine's estimate of its model before building it (cheap: from array sizes only)."""
-
-    variables: int
-    constraints: int
-    terms: int                       # non-zeros of linear rows, or literals of clauses
-
-    def within(self, budget: "ModelSize") -> bool:
-        return (self.variables <= budget.variables and self.constraints <= budget.constraints
-                and self.terms <= budget.terms)
-
-
-@dataclass
-class ExactOutcome:
-    """What an engine says about one problem (a full instance or an LNS window).
-
-    ``plan`` is a plan of the problem it was given (int64), ``cost`` its exact cost as
-    :func:`portfolio.evaluate.evaluate` computes it (``cost_offset`` included); ``bound`` is a valid
-    lower bound on that problem's optimum over plans without forbidden choices (offset included).
-    """
-
-    status: OutcomeStatus
-    plan: Optional[np.ndarray] = None
-    cost: Optional[int] = None
-    bound: Optional[int] = None
-    note: str = ""
-    stats: dict = field(default_factory=dict)
-
-
-class ExactEngine(Protocol):
-    """The one thing an exact backend supplies."""
-
-    name: str
-
-    def estimate(self, problem: Problem) -> ModelSize:
-        """Model size without building it."""
-        ...
-
-    def budget(self) -> ModelSize:
-        """Largest model this engine builds (above it the driver uses LNS windows)."""
-        ...
-
-    def solve(self, problem: Problem, time_limit: float, hint: Optional[np.ndarray],
-              threads: int, seed: int,
-              on_solution: Callable[[np.ndarray], None]) -> ExactOutcome:
-        """Solve ``problem`` within ``time_limit`` seconds (wall clock, build included).
-
-        ``hint`` is a complete plan of ``problem`` (maybe infeasible); ``on_solution`` is called with
-        each improving plan as the engine finds it. Never raises for an instance it cannot handle:
-        returns ``ExactOutcome("too-big")`` or ``("unknown")`` with a note instead.
-        """
-        ...
-
 
 def deadline_in(deadline: float) -> float:
     """Seconds left until an absolute ``time.time()`` deadline (never negative)."""
@@ -180,7 +121,7 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
     """Run an exact engine as a portfolio backend: full model when it fits (all the time for a
     small model, ``FULL_SHARE`` of it for a large one), LNS windows with the same engine on the
     rest of the time or when the model is too big. Returns the backend's :class:`SolveResult`."""
-    from .lns import run_lns
+    from .lns import run_lns  # lns is a floor below; imported here to keep start-up light
 
     t0 = time.monotonic()
     threads = threads or allotted_cores()

@@ -28,7 +28,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .evaluate import evaluate, profile_of, usage_profile
-from .exact import ExactOutcome
+from .exactmodel import ExactOutcome
 from .problem import FORBIDDEN, Capacity, Problem, offsets_from_counts
 
 WindowSolver = Callable[[Problem, float, np.ndarray], ExactOutcome]
