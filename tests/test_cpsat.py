@@ -24,7 +24,7 @@ from portfolio.lns import LnsParams, build_window, run_lns  # noqa: E402
 from portfolio.presolve import presolve  # noqa: E402
 from portfolio.problem import Problem  # noqa: E402
 from portfolio_plugins import cpsat  # noqa: E402
-from tiny import F, brute, make_problem, optimum, tiny  # noqa: E402
+from tiny import F, assert_exact, brute, make_problem, optimum, tiny  # noqa: E402
 
 EXACT = settings(max_examples=60, deadline=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -37,19 +37,8 @@ def solve(problem: Problem, memory: str = "auto", limit: float = 20.0, hint=None
 
 
 def check_against_brute(problem: Problem, memory: str) -> None:
-    best = optimum(problem)
     out, found = solve(problem, memory)
-    if best is None:
-        assert out.status == "infeasible", (out.status, out.note)
-        assert out.plan is None
-        return
-    assert out.status == "optimal", (out.status, out.note)
-    ev = evaluate(problem, out.plan)
-    assert ev.feasible and not ev.has_forbidden
-    assert out.cost == ev.cost == best
-    assert out.bound == best
-    for plan in found:  # every reported plan is a real, feasible plan
-        assert evaluate(problem, plan).feasible
+    assert_exact(problem, out, found)
 
 
 @pytest.mark.parametrize("memory", ["rows", "lazy", "sweep", "cumulative"])

@@ -172,3 +172,23 @@ def tiny(draw, general: bool | None = None, max_nodes: int = 5, loose: bool = Fa
 def optimum(problem: Problem) -> int | None:
     """The brute-force optimum over feasible plans without forbidden choices (offset included)."""
     return best(brute(problem))
+
+
+def assert_exact(problem: Problem, outcome, found: list) -> None:
+    """An exact engine's outcome on a tiny instance against the brute force: the optimum with a
+    matching bound, or ``infeasible`` exactly when no plan without forbidden choices fits; every
+    plan it reported on the way is a real feasible plan."""
+    from portfolio.evaluate import evaluate
+
+    best_cost = optimum(problem)
+    if best_cost is None:
+        assert outcome.status == "infeasible", (outcome.status, outcome.note)
+        assert outcome.plan is None
+        return
+    assert outcome.status == "optimal", (outcome.status, outcome.note)
+    ev = evaluate(problem, outcome.plan)
+    assert ev.feasible and not ev.has_forbidden
+    assert outcome.cost == ev.cost == best_cost
+    assert outcome.bound == best_cost
+    for plan in found:
+        assert evaluate(problem, plan).feasible
