@@ -370,7 +370,7 @@ class CpSatEngine:
                 else:
                     setattr(solver.parameters, key, value)
             # a watchdog in case CP-SAT overruns its own limit (presolve of huge models)
-            timer = threading.Timer(remaining + 1.0, solver.stop_search)
+            timer = threading.Timer(remaining + 0.25, solver.stop_search)
             timer.daemon = True
             timer.start()
             try:
