@@ -508,7 +508,8 @@ class LazyRows:
 class CpSatBackend(ExactBackend):
     name = "cpsat"
     description = "OR-tools CP-SAT: exact on presolved instances, exact LNS windows on the rest"
-    capabilities = Capabilities(exact=True, anytime=True, warm_start=True, reduced=True)
+    capabilities = Capabilities(exact=True, anytime=True, warm_start=True, reduced=True,
+                                threads=True)
 
     def available(self) -> tuple[bool, str]:
         return _ortools_available()
