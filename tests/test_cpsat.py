@@ -24,7 +24,7 @@ from portfolio.lns import LnsParams, build_window, run_lns  # noqa: E402
 from portfolio.presolve import presolve  # noqa: E402
 from portfolio.problem import Problem  # noqa: E402
 from portfolio_plugins import cpsat  # noqa: E402
-from tiny import F, assert_exact, brute, make_problem, optimum, tiny  # noqa: E402
+from tiny import assert_exact, brute, make_problem, optimum, scaled_costs, tiny  # noqa: E402
 
 EXACT = settings(max_examples=60, deadline=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -69,18 +69,10 @@ def test_optimal_matches_brute_force_on_contest_shapes(problem):
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tiny(general=True), st.integers(10**12, 10**13))
 def test_costs_at_1e13_scale_stay_exact(problem, scale):
-    """Costs near 1e13 (the contest's range) are neither rounded nor scaled."""
-    costs = problem.node_costs.copy()
-    finite = costs != F
-    costs[finite] = costs[finite] * scale + 1
-    big = Problem(**{**{k: getattr(problem, k) for k in problem.__dataclass_fields__},
-                     "node_costs": costs})
-    best = optimum(big)
-    out, _ = solve(big)
-    if best is None:
-        assert out.status == "infeasible"
-    else:
-        assert out.status == "optimal" and out.cost == best and out.bound == best
+    """Node and edge costs near 1e13 (the contest's range) are neither rounded nor scaled."""
+    big = scaled_costs(problem, scale)
+    out, found = solve(big)
+    assert_exact(big, out, found)
 
 
 def test_objective_beyond_int64_is_refused_not_rounded():

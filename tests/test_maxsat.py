@@ -25,7 +25,7 @@ from portfolio.exact import ModelSize, solve_with_engine  # noqa: E402
 from portfolio.generate import generate_problem  # noqa: E402
 from portfolio.problem import Capacity, Problem  # noqa: E402
 from portfolio_plugins import maxsat  # noqa: E402
-from tiny import F, assert_exact, brute, make_problem, optimum, tiny  # noqa: E402
+from tiny import assert_exact, brute, make_problem, optimum, scaled_costs, tiny  # noqa: E402
 
 EXACT = settings(max_examples=60, deadline=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -169,19 +169,10 @@ def test_memory_rows_with_several_intervals_and_capacity_steps():
 @given(tiny(general=True), st.integers(10**12, 10**13))
 def test_costs_at_1e13_scale_stay_exact(problem, scale):
     """Node and edge costs near 1e13 with distinct low digits: no float rounding anywhere."""
-    node = problem.node_costs.copy()
-    edge = problem.edge_costs.copy()
-    node[node != F] = node[node != F] * scale + 1
-    edge[edge != F] = edge[edge != F] * scale + 3
-    big = Problem(**{**{k: getattr(problem, k) for k in problem.__dataclass_fields__},
-                     "node_costs": node, "edge_costs": edge})
+    big = scaled_costs(problem, scale)
     assume(judged_alike(big))
-    best = optimum(big)
-    out, _ = solve(big)
-    if best is None:
-        assert out.status == "infeasible"
-    else:
-        assert out.status == "optimal" and out.cost == best and out.bound == best
+    out, found = solve(big)
+    assert_exact(big, out, found)
 
 
 def test_weights_beyond_int64_stay_exact():

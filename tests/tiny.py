@@ -192,3 +192,15 @@ def assert_exact(problem: Problem, outcome, found: list) -> None:
     assert outcome.bound == best_cost
     for plan in found:
         assert evaluate(problem, plan).feasible
+
+
+def scaled_costs(problem: Problem, scale: int) -> Problem:
+    """``problem`` with every finite node and edge cost times ``scale`` plus a distinct low digit
+    (forbidden entries stay forbidden): costs near the contest's 1e13, where float arithmetic or an
+    int64 wrap would show."""
+    node = problem.node_costs.copy()
+    edge = problem.edge_costs.copy()
+    node[node != F] = node[node != F] * scale + 1
+    edge[edge != F] = edge[edge != F] * scale + 3
+    return Problem(**{**{k: getattr(problem, k) for k in problem.__dataclass_fields__},
+                      "node_costs": node, "edge_costs": edge})
