@@ -226,11 +226,20 @@ def test_float_plans_follow_one_rule():
     ("solve", signal.SIGTERM, 143),
     ("iopddl", signal.SIGTERM, 143),
 ])
-def test_signal_prints_the_best_plan_at_once(command, sig, code):
+def test_signal_prints_the_best_plan_at_once(command, sig, code, tmp_path):
     env = _env("")
-    args = ([_exe("portfolio"), "solve", bundled_example_path(), "-b", "minusage,localsearch",
+    instance = bundled_example_path()
+    if command == "iopddl":
+        # iopddl has no --no-early-stop and the default portfolio proves the example optimal in
+        # about 3 s: give it an instance no backend closes within the 8 s before the signal
+        from portfolio.generate import generate_problem
+        from portfolio.io import write_problem
+
+        instance = tmp_path / "generated.json"
+        write_problem(generate_problem(3000, 8, seed=4), instance)
+    args = ([_exe("portfolio"), "solve", instance, "-b", "minusage,localsearch",
              "-t", "60", "-q", "--no-early-stop"] if command == "solve"
-            else [_exe("iopddl"), bundled_example_path(), "60"])
+            else [_exe("iopddl"), instance, "60"])
     proc = subprocess.Popen([str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env, stdin=subprocess.DEVNULL)
     try:
@@ -245,10 +254,11 @@ def test_signal_prints_the_best_plan_at_once(command, sig, code):
             proc.kill()
     assert proc.returncode == code, err
     plan = json.loads(out.strip().splitlines()[-1])
-    assert len(plan) == 8
+    problem = load_problem(instance)
+    assert len(plan) == problem.num_nodes
     from portfolio.evaluate import evaluate
 
-    assert evaluate(load_problem(bundled_example_path()), plan).feasible
+    assert evaluate(problem, plan).feasible
     assert "Traceback" not in err
 
 
