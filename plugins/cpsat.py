@@ -103,6 +103,18 @@ def default_parameters(threads: int) -> dict:
     return {"subsolvers": SUBSOLVERS[:threads]}
 
 
+def _forbid_excluded_pairs(m, md: ExactModel, f, lits_of: list) -> None:
+    """A clause per pair of usable strategies of a two-node factor that the factor excludes."""
+    so, usable = md.problem.strategy_offsets, md.usable
+    u, v = f.nodes
+    allowed = np.zeros((int(so[u + 1] - so[u]), int(so[v + 1] - so[v])), dtype=bool)
+    allowed[f.choices[:, 0], f.choices[:, 1]] = True
+    for p in np.flatnonzero(usable[so[u]:so[u + 1]]).tolist():
+        for q in np.flatnonzero(usable[so[v]:so[v + 1]]).tolist():
+            if not allowed[p, q]:
+                m.add_bool_or([lits_of[0][p].Not(), lits_of[1][q].Not()])
+
+
 class CpSatEngine:
     """Builds and solves the CP-SAT model of one Problem (see the module docstring)."""
 
@@ -152,19 +164,9 @@ class CpSatEngine:
             lits_of = [[xvar[int(so[v]) + s] for s in range(int(problem.strategy_counts[v]))]
                        for v in f.nodes]
             if not f.cost.any() and len(f.nodes) == 2:
-                # pure compatibility: forbid the excluded pairs between usable strategies
-                u, v = f.nodes
-                allowed = np.zeros((int(problem.strategy_counts[u]),
-                                    int(problem.strategy_counts[v])), dtype=bool)
-                allowed[f.choices[:, 0], f.choices[:, 1]] = True
-                for p in np.flatnonzero(usable[so[u]:so[u + 1]]).tolist():
-                    bad = [q for q in np.flatnonzero(usable[so[v]:so[v + 1]]).tolist()
-                           if not allowed[p, q]]
-                    for q in bad:
-                        m.add_bool_or([lits_of[0][p].Not(), lits_of[1][q].Not()])
+                _forbid_excluded_pairs(m, model_data, f, lits_of)  # pure compatibility
                 continue
             if self.linking == "weak" and len(f.nodes) == 2:
-                u, v = f.nodes
                 for t in np.flatnonzero(f.cost).tolist():
                     p, q = int(f.choices[t, 0]), int(f.choices[t, 1])
                     e = m.new_bool_var("")
@@ -173,11 +175,7 @@ class CpSatEngine:
                     obj_coefs.append(int(f.cost[t]))
                     entry_vars += 1
                 if not f.complete:
-                    allowed = set(map(tuple, f.choices.tolist()))
-                    for p in np.flatnonzero(usable[so[u]:so[u + 1]]).tolist():
-                        for q in np.flatnonzero(usable[so[v]:so[v + 1]]).tolist():
-                            if (p, q) not in allowed:
-                                m.add_bool_or([lits_of[0][p].Not(), lits_of[1][q].Not()])
+                    _forbid_excluded_pairs(m, model_data, f, lits_of)
                 continue
             evars = [m.new_bool_var("") for _ in range(len(f.cost))]
             entry_vars += len(evars)

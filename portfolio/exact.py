@@ -32,11 +32,6 @@ from .problem import Problem
 if TYPE_CHECKING:
     from .lns import LnsParams
 
-def deadline_in(deadline: float) -> float:
-    """Seconds left until an absolute ``time.time()`` deadline (never negative)."""
-    return max(0.0, deadline - time.time())
-
-
 # ------------------------------------------------------------------------------------------ driver
 FULL_SHARE = 0.75
 """Share of the time left that the full model gets when LNS may follow (large models only)."""
