@@ -64,31 +64,27 @@ def _is_help(exc: click.UsageError) -> bool:
     return type(exc).__name__ == "NoArgsIsHelpError"  # click 8.2: no arguments shows the help
 
 
-class _Command(click.Command):
-    """A command whose usage errors are one line."""
+class _OneLineUsage:
+    """Mixin for click commands and groups: usage errors become one-line :class:`UserError`."""
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
         try:
-            return super().make_context(*args, **kwargs)
+            return super().make_context(*args, **kwargs)  # type: ignore[misc]
         except click.UsageError as exc:
             if _is_help(exc):
                 raise
             raise _one_line(exc) from None
 
 
-class _Group(click.Group):
+class _Command(_OneLineUsage, click.Command):
+    """A command whose usage errors are one line."""
+
+
+class _Group(_OneLineUsage, click.Group):
     """Turns our input errors and click's usage errors into one-line :class:`UserError` wherever a
     command raises them."""
 
     command_class = _Command
-
-    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
-        try:
-            return super().make_context(*args, **kwargs)
-        except click.UsageError as exc:
-            if _is_help(exc):
-                raise
-            raise _one_line(exc) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
