@@ -1,7 +1,8 @@
 """The portfolio runner: many backends, one wall-clock deadline, the best verified plan wins.
 
-``core`` runs a portfolio (workers, verification, the event loop); ``worker`` is the worker side
-and its protocol; ``validate`` checks every message; ``claims`` keeps what backends claim apart from
+``core`` holds a run's state and event loop, with its jobs in ``launch`` (starting presolve and
+workers), ``supervise`` (reading and ending workers), ``answers`` (verification, claims, the result)
+and ``stopping`` (deadlines, early stop, signals); ``worker`` is the worker side and its protocol; ``validate`` checks every message; ``claims`` keeps what backends claim apart from
 what was verified; ``schedule`` shares the cores; ``presolving`` runs presolve under the deadline;
 ``fallback`` is the instant plan from plain numpy; ``result`` holds what a run returns.
 Linux/POSIX only (fork, process groups, /proc).

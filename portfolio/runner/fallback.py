@@ -15,7 +15,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..evaluate import chosen_edge_positions, evaluate
+from ..evaluate import evaluate
 from ..problem import FORBIDDEN, Problem
 
 REPAIR_SECONDS = 3.0

@@ -14,7 +14,7 @@ that never frees its core. Three rules share the cores when there are more worke
 
 Cores beyond the number of backends go to backends declaring ``threads`` (told through
 ``PORTFOLIO_CORES``), and whenever a core falls idle while budget is left the runner starts another
-copy of a ``randomized`` backend with a new seed (see :mod:`portfolio.runner.core`).
+copy of a ``randomized`` backend with a new seed (see :mod:`portfolio.runner.launch`).
 """
 
 from __future__ import annotations

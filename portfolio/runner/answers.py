@@ -1,0 +1,173 @@
+"""The run's answer: every plan verified before it counts, claims checked against verified plans,
+the runner's own proofs (least-memory reserve, memory-only infeasibility, presolve left nothing to
+decide), and the :class:`PortfolioResult` assembled at the end. No process code here."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+import numpy as np
+
+from ..backend import Status
+from ..evaluate import Evaluation, evaluate, min_usage_profile
+from . import validate
+from .claims import INFEASIBLE, LOWER_BOUND, OPTIMAL, Claim
+from .presolving import summary
+from .result import BackendRun, Incumbent, PortfolioResult
+from .worker import PlanMapping
+
+if TYPE_CHECKING:
+    from .supervise import _Worker
+
+FALLBACK = "fallback"
+"""The winner's name when the answer is the runner's own least-memory plan."""
+
+
+class Answers:
+    """Mixin of :class:`.core.Portfolio`: verification, claims and the final result.
+
+    Uses ``problem``, ``runs``, ``claims``, ``best``/``best_eval``/``best_backend``, ``reserve``,
+    ``shared`` (the best plan published to workers), ``fallback`` and ``now()``."""
+
+    def _consider(self, run: Optional[BackendRun], plan: object, note: str
+                  ) -> tuple[Optional[str], Optional[Evaluation]]:
+        """Verify a plan; keep it if it is the best. (why refused or None, its evaluation)."""
+        try:
+            ev = evaluate(self.problem, plan)
+        except Exception as exc:  # SolutionError, or a plan no evaluator could read
+            return f"invalid plan: {validate.note_text(str(exc))[:120]}", None
+        if not ev.feasible:
+            return (f"infeasible plan reported as feasible: usage {ev.peak_usage:,} > limit "
+                    f"{ev.usage_limit:,} at t={ev.first_violation_time}"), ev
+        sol = np.array(plan, dtype=np.int64)
+        if run is not None and (run.best_cost is None or ev.cost < run.best_cost):
+            run.best_cost, run.best_solution, run.time_to_best = ev.cost, sol, round(self.now(), 4)
+            run.incumbents.append(Incumbent(round(self.now(), 4), ev.cost, run.name, note))
+        if self.best_eval is None or ev.cost < self.best_eval.cost:
+            self.best, self.best_eval = sol, ev
+            self.best_backend = None if run is None else run.name
+            self.shared.publish(sol)
+        return None, ev
+
+    def _verified_best(self) -> tuple[Optional[int], Optional[str]]:
+        """The cheapest verified cost, counting the runner's reserve plan, and its source."""
+        cost, source = (None, None) if self.best_eval is None else (self.best_eval.cost, self.best_backend)
+        if self.reserve is not None and (cost is None or self.reserve[1].cost < cost):
+            cost, source = self.reserve[1].cost, FALLBACK
+        return cost, source
+
+    def _claim(self, run: Optional[BackendRun], kind: str, value: Optional[int], exact: bool,
+               source: str = "") -> None:
+        self.claims.add(Claim(kind, run.name if run else source, run.backend if run else "runner",
+                              value, round(self.now(), 4), exact))
+        if run is not None:
+            run.claims.append(self.claims.claims[-1])
+        self._check_claims()
+
+    def _check_claims(self) -> None:
+        """Claims a verified plan contradicts lose their standing; their sources keep their plans."""
+        cost, source = self._verified_best()
+        for claim in self.claims.check(cost, source):
+            run = self.runs.get(claim.source)
+            if run is None:
+                continue
+            earlier = run.note
+            if earlier.startswith("false claim"):
+                earlier = earlier.split(" || ", 1)[1] if " || " in earlier else ""
+            false = ", ".join(c.what() for c in run.claims if c.false)
+            run.note = f"false claim: {false}; {claim.why_false}" + (f" || {earlier}" if earlier else "")
+            if run.status is Status.OPTIMAL:
+                run.status = Status.FEASIBLE if run.best_cost is not None else Status.NO_SOLUTION
+            elif run.status is Status.INFEASIBLE_PROVEN:
+                run.status = Status.NO_SOLUTION
+            run.claimed_optimal = False
+            standing = [c.value for c in run.claims if not c.false and c.value is not None]
+            run.lower_bound = max(standing) if standing else None
+
+    def _reject(self, run: BackendRun, reason: str) -> None:
+        """The backend sent something false or malformed: its row says so. Plans it reported
+        before were verified and stay eligible."""
+        run.status, run.note = Status.REJECTED, reason
+        run.finished = run.finished if run.finished is not None else round(self.now(), 4)
+
+    # ---------------------------------------------------------------- the runner's own proofs
+    def _own_checks(self) -> None:
+        """The least-memory reserve plan, and the memory-only infeasibility proof (no compilation)."""
+        plain = np.asarray(self.problem.min_usage_strategies, dtype=np.int64)
+        ev = evaluate(self.problem, plain)
+        if ev.feasible:
+            self.reserve = (plain, ev)
+            return
+        floor = min_usage_profile(self.problem)
+        capacity, limited = self.problem.capacity.at(self.problem.time_points)
+        over = np.flatnonzero(limited & (floor > capacity))
+        if len(over):
+            t = int(self.problem.time_points[over[0]])
+            self._claim(None, INFEASIBLE, None, True,
+                        f"memory check (least usage exceeds the capacity at t={t})")
+
+    def _use_presolved(self, pre: PlanMapping, seconds: Optional[float]) -> None:
+        self.presolve_info = summary(pre, seconds or 0.0) if seconds is not None else summary(pre, 0.0)
+        if pre.infeasible is not None or pre.reduced is None:
+            # Presolve treats forbidden entries as hard: no forbidden-free plan. Not a proof that no
+            # plan exists; every backend keeps the original problem.
+            self.presolve_info["note"] = "no forbidden-free plan; backends get the original problem"
+            return
+        self.presolved = pre
+        red = pre.reduced
+        if np.all(red.strategy_counts == 1):
+            refused, ev = self._consider(None, pre.expand(np.zeros(red.num_nodes, dtype=np.int64)),
+                                         "presolve")
+            if refused is None:
+                self.best_backend = "presolve"
+                self._claim(None, OPTIMAL, ev.cost, True, "presolve (nothing left to decide)")
+
+
+    def _accept_result(self, worker: "_Worker", result: validate.Result) -> None:
+        run = worker.run
+        run.finished = round(self.now(), 4)
+        notes = ([result.note] if result.note else ([run.note] if run.note else [])) + [
+            f"dropped: {p}" for p in result.problems]
+        run.note = "; ".join(notes)
+        ev = None
+        if result.solution is not None:
+            refused, ev = self._consider(run, result.solution, "final")
+            if refused:
+                self._reject(run, refused)
+                return
+        run.status = result.status
+        exact = bool(worker.backend.capabilities.exact)
+        if result.status is Status.OPTIMAL:
+            run.claimed_optimal, run.lower_bound = True, ev.cost
+            self._claim(run, OPTIMAL, ev.cost, exact)
+        if result.lower_bound is not None:
+            run.lower_bound = max(result.lower_bound, run.lower_bound or result.lower_bound)
+            self._claim(run, LOWER_BOUND, result.lower_bound, exact)
+        if result.status is Status.INFEASIBLE_PROVEN:
+            self._claim(run, INFEASIBLE, None, exact)
+
+    def _result(self) -> PortfolioResult:
+        for run in self.runs.values():
+            if run.status is Status.PENDING:
+                why = run.note or "the time was up before it could start"
+                run.note = f"never started: {why}"
+        self._check_claims()
+        solution, evaluation, winner = self.best, self.best_eval, self.best_backend
+        if self.fallback and self.reserve is not None and (
+                evaluation is None or self.reserve[1].cost < evaluation.cost):
+            solution, evaluation, winner = self.reserve[0], self.reserve[1], FALLBACK
+        cost = None if evaluation is None else evaluation.cost
+        winner_backend = self.runs[winner].backend if winner in self.runs else "runner"
+        proof = self.claims.verdict(cost, winner, winner_backend)
+        infeasible_by = None
+        if solution is None:
+            standing = [c for c in self.claims.infeasible_claims() if c.exact]
+            infeasible_by = standing[0].source if standing else None
+        return PortfolioResult(
+            problem=self.problem.name, time_limit=self.time_limit, runs=self.runs,
+            solution=solution, evaluation=evaluation, winner=winner, elapsed=self.now(),
+            infeasible_proven_by=infeasible_by, proof=proof, claims=list(self.claims.claims),
+            stopped_early=self.stopped_early, presolve=self.presolve_info, interrupted=self.interrupted,
+            schedule={"policy": self.scheduler.policy, "cores": self.cores},
+        )
+

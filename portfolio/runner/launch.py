@@ -1,0 +1,182 @@
+"""Starting things: presolve in a child, and workers in an order that keeps the answer safe
+(quick backends first, one compile per JIT cache, reduced backends after presolve), plus extra seed
+copies of randomized backends on idle cores."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Optional
+
+import numpy as np
+
+from ..backend import BackendLike, Status
+from ..registry import poll_available
+from . import validate
+from .presolving import PRESOLVE_SHARE, presolve_main
+from .result import BackendRun
+from .stopping import EXTRA_MIN_SECONDS, is_safety_net
+from .supervise import _Worker
+from .worker import WorkerSpec, prepare_key, to_hint, worker_main
+
+
+def _freeze(obj: object) -> None:
+    """Make the numpy arrays of an unpickled Problem (and its Capacity) read-only again, as the
+    loader leaves them: numba compiles read-only and writable arrays as different types, so a
+    writable copy would miss every cached kernel and compile in the worker."""
+    for value in vars(obj).values():
+        if isinstance(value, np.ndarray):
+            value.setflags(write=False)
+        elif hasattr(value, "__dataclass_fields__"):
+            _freeze(value)
+
+
+
+@dataclass
+class _Presolve:
+    process: mp.process.BaseProcess
+    conn: Connection
+    cutoff: float
+    started: float
+
+
+class Launching:
+    """Mixin of :class:`.core.Portfolio`: presolve's life cycle and starting workers.
+
+    Uses ``waiting``, ``runs``, ``compiling``, ``copies``, ``active``, ``presolve_job``, ``ctx``,
+    ``scheduler`` and the deadlines set in :class:`.core.Portfolio`."""
+
+    # ---------------------------------------------------------------- starting workers
+    def _start_presolve(self) -> None:
+        parent, child = self.ctx.Pipe(duplex=False)
+        process = self.ctx.Process(target=presolve_main, args=(self.problem, child),
+                                   name="portfolio-presolve", daemon=False)
+        process.start()
+        child.close()
+        left = max(0.0, self.soft_deadline - time.time())
+        self.presolve_job = _Presolve(process, parent, time.time() + PRESOLVE_SHARE * left, self.now())
+
+    def _blocked(self, backend: BackendLike) -> Optional[str]:
+        """Why a waiting backend cannot start yet, or None."""
+        if not is_safety_net(backend) and time.time() < self.safety_until:
+            pending = any(is_safety_net(b) for b in self.waiting)
+            running = any(not w.done and is_safety_net(w.backend) for w in self.active)
+            if pending or running:
+                return "waiting for the safety net (quick backends first)"
+        if backend.capabilities.reduced and self.presolve_job is not None:
+            return "waiting for presolve"
+        key = prepare_key(backend)
+        if key is not None and key in self.compiling:
+            return f"waiting for compilation by {self.compiling[key]}"
+        return None
+
+    def _launch_ready(self) -> None:
+        # available() is plugin code in the parent: every check runs at once in a thread under the
+        # registry's time limit (cached: the CLI asked already), and no worker is forked while one
+        # may still finish (a fork during an import in another thread can deadlock the child).
+        checking = [b for b in self.waiting if poll_available(b) is None]
+        if checking:
+            for backend in checking:
+                self.runs[backend.name].note = "checking available()"
+            return
+        for backend in list(self.waiting):
+            if time.time() >= self.soft_deadline:
+                return
+            run = self.runs[backend.name]
+            why = self._blocked(backend)
+            if why:
+                run.note = why
+                continue
+            self.waiting.remove(backend)
+            ok, reason = poll_available(backend)
+            if not ok:
+                run.status, run.note = Status.UNSUPPORTED, f"not available: {reason}"
+                continue
+            run.note = ""
+            self._launch(backend, run)
+
+    def _launch(self, backend: BackendLike, run: BackendRun) -> None:
+        warm = self.best if backend.capabilities.warm_start else None
+        problem, mapping = self.problem, None
+        if self.presolved is not None and backend.capabilities.reduced:
+            problem, mapping = self.presolved.reduced, self.presolved
+            warm = to_hint(mapping, warm)
+        elif backend.capabilities.reduced and self.want_presolve and self.presolve_info is None:
+            run.note = "presolve not ready: original problem"
+        spec = WorkerSpec(backend, problem, self.soft_deadline, run.seed, warm, self.start,
+                          self.shared if backend.capabilities.warm_start else None, mapping, run.cores)
+        parent_conn, child_conn = self.ctx.Pipe(duplex=False)
+        process = self.ctx.Process(target=worker_main, args=(spec, child_conn),
+                                   name=f"portfolio-{run.name}", daemon=False)
+        process.start()
+        child_conn.close()  # only the worker holds its end, so its death reads as EOF here
+        key = prepare_key(backend)
+        run.status, run.started = Status.RUNNING, round(self.now(), 4)
+        run.phase = "prepare" if key else "solve"
+        if key:
+            self.compiling[key] = run.name
+        self.active.append(_Worker(run, backend, process, parent_conn, key,
+                                   solve_started=time.time()))
+        self.scheduler.started(process.pid, run.cores)
+
+    def _launch_extra(self) -> None:
+        """Idle cores while budget is left: another copy of a randomized backend, new seed."""
+        if not self.extra_seeds or self.waiting or self.presolve_job is not None:
+            return
+        if self.soft_deadline - time.time() < EXTRA_MIN_SECONDS:
+            return
+        live = [w for w in self.active if not w.done]
+        if sum(w.run.cores for w in live) >= self.cores:
+            return
+        candidates = [w.backend for w in live
+                      if getattr(w.backend.capabilities, "randomized", False) and w.run.phase == "solve"]
+        if not candidates:
+            return
+        backend = min(candidates, key=lambda b: (self.copies.get(b.name, 0), b.name))
+        setup = self.runs[backend.name].prepare_seconds or 0.0  # a copy loads the JIT cache again
+        if self.soft_deadline - time.time() < EXTRA_MIN_SECONDS + setup:
+            return
+        k = self.copies.get(backend.name, 0) + 1
+        self.copies[backend.name] = k
+        run = BackendRun(f"{backend.name}+{k}", backend=backend.name, seed=self.seed + k, cores=1,
+                         note=f"extra copy on an idle core, seed {self.seed + k}")
+        self.runs[run.name] = run
+        self._launch(backend, run)
+
+
+    def _poll_presolve(self, force: bool = False) -> None:
+        job = self.presolve_job
+        if job is None:
+            return
+        message = None
+        try:
+            if job.conn.poll():
+                message = job.conn.recv()
+        except (EOFError, OSError):
+            message = ("error", "presolve process ended without a result")
+        except Exception as exc:  # noqa: BLE001
+            message = ("error", f"unreadable presolve result: {exc}")
+        late = message is None and (force or time.time() >= job.cutoff)
+        if message is None and not late and job.process.is_alive():
+            return
+        if message is None and not late:
+            message = ("error", f"presolve process died (exit code {job.process.exitcode})")
+        self.presolve_job = None
+        self._kill_group(job.process)
+        job.conn.close()
+        if late:
+            spent = self.now() - job.started
+            self.presolve_info = {"error": (
+                f"not finished when the run ended ({spent:.2f} s)" if force else
+                f"abandoned after {spent:.2f} s (its share {PRESOLVE_SHARE:g} of the budget)")}
+        elif message[0] == "presolved":
+            pre = message[1]
+            pre.original = self.problem
+            if pre.reduced is not None:
+                _freeze(pre.reduced)
+            self._use_presolved(pre, message[2])
+        else:
+            self.presolve_info = {"error": validate.note_text(str(message[1]).strip().splitlines()[-1])}
+
