@@ -8,15 +8,17 @@ stuck the other may not be. The engine (:class:`MaxSatEngine`) only models and s
 
 The encoding (every weight an exact Python int; MaxSAT cost + ``constant`` == plan cost):
 
-* one variable per (node, allowed strategy), exactly one per node (``pysat.card``); a strategy of
-  node cost exactly 10**18 is a hard unit ``-x``;
+* it starts from :func:`portfolio.exactmodel.build_exact_model`, the model every exact engine
+  shares: domains after arc consistency, edge tables over their distinct nodes (self-loops and
+  repeated nodes collapse, parallel tables summed), one-node tables folded into node costs,
+  two-node tables folded exactly by row then column minima, forbidden entries kept apart as an
+  allowed mask, Python ints where int64 could overflow;
+* one variable per (node, usable strategy), exactly one per node (``pysat.card``);
 * node costs minus their node minimum as soft units ``-x``;
-* edge tables over their *distinct* nodes (self-loops and repeated nodes collapse, parallel tables
-  are summed with 10**18 absorbing); a one-node table folds into node costs, a two-node table gets
-  exact row then column minimum folding and then either ``direct`` soft binary clauses per positive
-  entry, or the ``pairs`` (marginal) form: a variable per allowed entry linked both ways to its row
-  and column and a soft unit per positive entry; forbidden entries are hard clauses; three-node
-  tables get direct ternary clauses;
+* each two-node factor as either ``direct`` soft binary clauses per positive entry, or the
+  ``pairs`` (marginal) form: a variable per allowed entry linked both ways to its row and column
+  and a soft unit per positive entry; excluded pairs are hard clauses; larger factors get direct
+  clauses (their least entry moved into the constant);
 * min-sum diffusion on the folded two-node tables (exact integer reparametrisation; kept only
   when it raises the folded constant): on B it lifts the constant from 43,647 to 532,833 of the
   optimum 532,843, which is what lets RC2 prove B and G (docs/benchmarks.md);
@@ -48,8 +50,9 @@ import numpy as np
 from portfolio.backend import Capabilities
 from portfolio.evaluate import evaluate, usage_profile
 from portfolio.exact import ExactBackend, ExactOutcome, ModelSize
+from portfolio.exactmodel import ExactModel, build_exact_model
 from portfolio.hookspecs import hookimpl
-from portfolio.problem import FORBIDDEN, INT64_MAX, Problem
+from portfolio.problem import INT64_MAX, Problem
 
 MARGIN = 0.15
 """Seconds kept back from the time limit for the interrupt to land and the answer to be decoded."""
@@ -76,12 +79,6 @@ class OutOfTime(Exception):
 
 class _RowTooBig(Exception):
     """One row's exact MDD outgrew its node limit (the row is then relaxed, see _Memory)."""
-
-
-def _int_array(values: np.ndarray, scale: int) -> np.ndarray:
-    """int64 when ``scale`` (a bound on any partial sum) is safe, else exact Python-int objects."""
-    arr = np.asarray(values)
-    return arr.astype(np.int64) if scale < 2**62 else arr.astype(object)
 
 
 # ------------------------------------------------------------------------------------------ encoding
@@ -120,42 +117,24 @@ class Encoding:
         return sum(w for _, w in self.soft)
 
 
-def _distinct_tables(problem: Problem):
-    """Each edge as a table over its distinct nodes (sorted), in Python-int-safe arrays.
-
-    Returns (unary list of (node, table)), (dict (u, v) -> summed table), (list of (nodes, table)).
-    Parallel two-node tables are summed with 10**18 absorbing.
-    """
-    counts = problem.strategy_counts
-    finite = problem.edge_costs[problem.edge_costs != FORBIDDEN]
-    scale = int(np.abs(finite.astype(np.float64)).sum()) + 1   # 10**18 + that still fits int64
-    unary, pairs, triples = [], {}, []
-    for e in range(problem.num_edges):
-        nodes = problem.nodes_of_edge(e).tolist()
-        flat = problem.edge_costs[problem.edge_cost_offsets[e]:problem.edge_cost_offsets[e + 1]]
-        distinct = sorted(set(nodes))
-        shape = tuple(int(counts[v]) for v in distinct)
-        if nodes == distinct:
-            table = flat.reshape(shape)
-        else:  # index the flat table by the strategies of the distinct nodes
-            grid = np.indices(shape).reshape(len(distinct), -1)
-            index = np.zeros(grid.shape[1], dtype=np.int64)
-            for v in nodes:
-                index = index * int(counts[v]) + grid[distinct.index(v)]
-            table = flat[index].reshape(shape)
-        table = _int_array(table, scale)
-        if len(distinct) == 1:
-            unary.append((distinct[0], table))
-        elif len(distinct) == 2:
-            key = (distinct[0], distinct[1])
-            if key in pairs:
-                old = pairs[key]
-                pairs[key] = np.where((old == FORBIDDEN) | (table == FORBIDDEN), FORBIDDEN, old + table)
-            else:
-                pairs[key] = table.copy()
+def _dense_factors(md: ExactModel) -> tuple[dict, list]:
+    """The exact model's factors as dense tables with an allowed mask beside them:
+    {(u, v): (table, allowed)} for two-node factors (folded, residuals >= 0) and a list of
+    (nodes, table, allowed) for larger ones. Entries outside ``allowed`` hold 0 and are hard
+    exclusions wherever both strategies are usable."""
+    counts = md.problem.strategy_counts
+    pairs, larger = {}, []
+    for f in md.factors:
+        shape = tuple(int(counts[v]) for v in f.nodes)
+        table = np.zeros(shape, dtype=f.cost.dtype)
+        ok = np.zeros(shape, dtype=bool)
+        index = tuple(f.choices.T)
+        table[index], ok[index] = f.cost, True
+        if len(f.nodes) == 2:
+            pairs[f.nodes] = (table, ok)
         else:
-            triples.append((distinct, table))
-    return unary, pairs, triples
+            larger.append((list(f.nodes), table, ok))
+    return pairs, larger
 
 
 def _memory_rows(problem: Problem, allowed: np.ndarray):
@@ -288,19 +267,20 @@ def _diffuse(pairs: dict, cost: list, allowed: np.ndarray, so: list, counts: lis
 
     Why: RC2 must discover, one core at a time, every unit of optimum above the constant; each
     unit this exact reparametrisation moves into the constant is one RC2 need not find. Exact: each
-    step subtracts an integer vector from a table's rows and adds it to the node (10**18 entries
-    untouched), so every plan's cost is unchanged; tables stay >= 0 on allowed entries.
+    step subtracts an integer vector from a table's rows and adds it to the node (entries outside
+    the allowed mask untouched), so every plan's cost is unchanged; tables stay >= 0 on allowed
+    entries. ``pairs`` maps (u, v) to (table, allowed mask), as :func:`_dense_factors` makes them.
     Returns the number of sweeps done (stops after ``seconds`` or when nothing moves).
     """
     end = time.perf_counter() + seconds
     subs, incident = [], {}
-    for (u, v), table in pairs.items():
+    for (u, v), (table, ok) in pairs.items():
         rows = np.flatnonzero(allowed[so[u]:so[u] + counts[u]])
         cols = np.flatnonzero(allowed[so[v]:so[v] + counts[v]])
         if table.dtype != np.int64 or not len(rows) or not len(cols):
             return 0   # Python-int tables (huge costs) are left as folded
         sub = table[np.ix_(rows, cols)]
-        fin = sub != FORBIDDEN
+        fin = ok[np.ix_(rows, cols)]
         subs.append((u, v, table, rows, cols, np.where(fin, sub, 0), fin))
         incident.setdefault(u, []).append((len(subs) - 1, 1))
         incident.setdefault(v, []).append((len(subs) - 1, 0))
@@ -338,7 +318,7 @@ def _diffuse(pairs: dict, cost: list, allowed: np.ndarray, so: list, counts: lis
         if not moved or time.perf_counter() > end:
             break
     for u, v, table, rows, cols, val, fin in subs:
-        table[np.ix_(rows, cols)] = np.where(fin, val, FORBIDDEN)
+        table[np.ix_(rows, cols)] = np.where(fin, val, 0)
     for i, c in nodecost.items():
         for s, x in zip(np.flatnonzero(allowed[so[i]:so[i] + counts[i]]).tolist(), c.tolist()):
             cost[so[i] + s] = x
@@ -346,9 +326,9 @@ def _diffuse(pairs: dict, cost: list, allowed: np.ndarray, so: list, counts: lis
     for u, v, table, rows, cols, val, fin in subs:
         for axis, node, idx in ((1, u, rows), (0, v, cols)):
             sub = table[np.ix_(rows, cols)]
-            m = np.where(sub != FORBIDDEN, sub, big).min(axis=axis)
+            m = np.where(fin, sub, big).min(axis=axis)
             m = np.where(m == big, 0, m)
-            sub -= np.where(sub != FORBIDDEN, (m[:, None] if axis == 1 else m[None, :]), 0)
+            sub -= np.where(fin, (m[:, None] if axis == 1 else m[None, :]), 0)
             table[np.ix_(rows, cols)] = sub
             for s, x in zip(idx.tolist(), m.tolist()):
                 cost[so[node] + s] += x
@@ -507,48 +487,21 @@ def encode(problem: Problem, edge_form: str = "pairs", limit: Optional[ModelSize
     counts = problem.strategy_counts.tolist()
     so = problem.strategy_offsets.tolist()
     n = problem.num_nodes
-    scale = int(np.abs(problem.node_costs.astype(np.float64)).sum()
-                + np.abs(problem.edge_costs.astype(np.float64)).sum()) + 1
-    cost = list(_int_array(problem.node_costs, scale).tolist())   # Python ints, mutable
-    unary, pairs, triples = _distinct_tables(problem)
-
-    def add_to_node(i: int, s: int, c: int) -> None:
-        g = so[i] + s
-        cost[g] = FORBIDDEN if (cost[g] == FORBIDDEN or c == FORBIDDEN) else cost[g] + c
-
-    for i, table in unary:
-        for s, c in enumerate(table.tolist()):
-            add_to_node(i, s, c)
-    allowed = np.array([c != FORBIDDEN for c in cost], dtype=bool)
-    constant = int(problem.cost_offset)
-
-    # exact row then column folding of two-node tables (10**18 stays 10**18)
-    folded = 0
-    for (u, v), table in pairs.items():
-        for axis, node in ((1, u), (0, v)):
-            forb = table == FORBIDDEN
-            other = allowed[so[v]:so[v] + counts[v]] if axis == 1 else allowed[so[u]:so[u] + counts[u]]
-            mask = ~forb & (other[None, :] if axis == 1 else other[:, None])
-            for s in range(table.shape[1 - axis]):
-                line = table[s, :] if axis == 1 else table[:, s]
-                ok = mask[s, :] if axis == 1 else mask[:, s]
-                if not ok.any():
-                    add_to_node(node, s, FORBIDDEN)   # no allowed partner: strategy forbidden
-                    allowed[so[node] + s] = False
-                    continue
-                m = min(line[ok].tolist())
-                if m != 0:
-                    keep = line != FORBIDDEN
-                    line[keep] = line[keep] - m
-                    add_to_node(node, s, m)
-                    folded += 1
+    md = build_exact_model(problem)   # domains (arc consistency), folded factors, exact integers
+    if md.infeasible is not None:
+        raise Infeasible(md.infeasible)
+    cost = md.unary.tolist()           # Python ints, mutable (meaningless where not allowed)
+    allowed = md.usable.copy()
+    constant = md.offset
+    folded = md.stats["folded_edges"]
+    pairs, triples = _dense_factors(md)
     sweeps = 0
     if diffusion:
         def node_bound() -> int:
             return sum(min((cost[so[i] + s] for s in range(counts[i]) if allowed[so[i] + s]),
                            default=0) for i in range(n))
 
-        saved = ({k: t.copy() for k, t in pairs.items()}, list(cost))
+        saved = ({k: (t.copy(), ok) for k, (t, ok) in pairs.items()}, list(cost))
         before = node_bound()
         sweeps = _diffuse(pairs, cost, allowed, so, counts, diffusion)
         if node_bound() < before:   # diffusion is no ascent on folded tables: keep the better
@@ -582,25 +535,26 @@ def encode(problem: Problem, edge_form: str = "pairs", limit: Optional[ModelSize
     enc.var_of = var_of
     x = lambda i, s: int(var_of[so[i] + s])  # noqa: E731
     # two-node tables
-    for (u, v), table in pairs.items():
+    for (u, v), (table, ok) in pairs.items():
         rows = [a for a in range(counts[u]) if allowed[so[u] + a]]
         cols = [b for b in range(counts[v]) if allowed[so[v] + b]]
         sub = table[np.ix_(rows, cols)].tolist() if rows and cols else []
+        fine = ok[np.ix_(rows, cols)].tolist() if rows and cols else []
         if edge_form == "direct":
-            for a, line in zip(rows, sub):
-                for b, c in zip(cols, line):
-                    if c == FORBIDDEN:
+            for a, line, oks in zip(rows, sub, fine):
+                for b, c, good in zip(cols, line, oks):
+                    if not good:
                         enc.hard.append([-x(u, a), -x(v, b)])
                     elif c > 0:
                         enc.soft.append(([-x(u, a), -x(v, b)], c))
             continue
-        if all(c == 0 for line in sub for c in line):
+        if all(c == 0 for line in sub for c in line) and all(all(oks) for oks in fine):
             continue
         col_pairs: dict[int, list[int]] = {b: [] for b in cols}
-        for a, line in zip(rows, sub):
+        for a, line, oks in zip(rows, sub, fine):
             row_pairs = []
-            for b, c in zip(cols, line):
-                if c == FORBIDDEN:
+            for b, c, good in zip(cols, line, oks):
+                if not good:
                     continue
                 p = enc.new()
                 enc.hard.append([-p, x(u, a)])
@@ -612,16 +566,15 @@ def encode(problem: Problem, edge_form: str = "pairs", limit: Optional[ModelSize
             enc.hard.append([-x(u, a)] + row_pairs)
         for b in cols:
             enc.hard.append([-x(v, b)] + col_pairs[b])
-    # three-node tables (direct)
-    for nodes, table in triples:
-        ok = [[s for s in range(counts[v]) if allowed[so[v] + s]] for v in nodes]
-        sub = table[np.ix_(*ok)] if all(ok) else np.zeros((0, 0, 0), dtype=np.int64)
-        finite = [c for c in sub.reshape(-1).tolist() if c != FORBIDDEN]
-        least = min(finite, default=0)
+    # tables over three or more nodes (direct)
+    for nodes, table, ok in triples:
+        usable = [[s for s in range(counts[v]) if allowed[so[v] + s]] for v in nodes]
+        sub, fine = table[np.ix_(*usable)], ok[np.ix_(*usable)]
+        least = min(sub[fine].tolist(), default=0)
         constant += least
         for idx, c in np.ndenumerate(sub):
-            clause = [-x(v, ok[p][idx[p]]) for p, v in enumerate(nodes)]
-            if c == FORBIDDEN:
+            clause = [-x(v, usable[p][idx[p]]) for p, v in enumerate(nodes)]
+            if not fine[idx]:
                 enc.hard.append(clause)
             elif c > least:
                 enc.soft.append((clause, int(c) - least))

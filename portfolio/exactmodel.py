@@ -3,15 +3,17 @@
 Every exact engine needs the same preparation, done once here so that the encodings only differ in
 how they write it down:
 
-* **domains**: a strategy is usable when its node cost is not forbidden and, on every edge, it has
-  at least one allowed partner (one pass of arc consistency; presolve did the full fixpoint already
-  on presolved problems, windows of the LNS benefit from the pass);
-* **factors**: every edge reduced to its distinct nodes (a node named twice keeps the diagonal),
-  unary edges folded into node costs, and two-node tables folded exactly: row minima into the first
-  node, then column minima into the second, so ``T[p, q] = a[p] + b[q] + R[p, q]`` for every allowed
-  entry with ``R >= 0``. A factor is kept only where it still says something: a non-zero residual or
-  a forbidden pair between usable strategies. Costs stay exact integers; forbidden stays a hard
-  exclusion, never a number;
+* **domains**: a strategy is usable when its node cost is not forbidden and it keeps an allowed
+  partner (tuple) on every edge, to the arc-consistency fixpoint of the presolve's routine
+  (:func:`portfolio.presolve.consistency.arc_fixpoint`; on presolved problems this is a quick
+  confirmation, LNS windows and unpresolved problems gain from it);
+* **factors**: every edge reduced to its distinct nodes in increasing order (a node named twice
+  keeps the diagonal), parallel edges summed, unary edges folded into node costs, and two-node
+  tables folded exactly: row minima into the first node, then column minima into the second, so
+  ``T[p, q] = a[p] + b[q] + R[p, q]`` for every allowed entry with ``R >= 0``. A factor is kept
+  only where it still says something: a non-zero residual or a forbidden pair between usable
+  strategies. Costs stay exact integers (int64, or Python ints when the instance's cost magnitudes
+  sum past ``EXACT_INT64``); forbidden stays a hard exclusion, never a number;
 * **memory**: intervals whose usage differs between usable strategies, as coefficients above their
   least usage, and the time points where the worst case can exceed what is left of the capacity
   once every interval takes its least usage (elsewhere memory cannot bind).
@@ -28,7 +30,7 @@ from typing import Callable, Optional, Protocol
 import numpy as np
 
 from .evaluate import range_sum
-from .problem import FORBIDDEN, Problem
+from .problem import FORBIDDEN, INT64_MAX, Problem
 
 
 @dataclass
@@ -41,7 +43,7 @@ class Factor:
 
     nodes: tuple[int, ...]
     choices: np.ndarray      # (entries, arity) int64
-    cost: np.ndarray         # (entries,) int64
+    cost: np.ndarray         # (entries,) int64 (object: Python ints, see EXACT_INT64)
     complete: bool           # every pair of usable strategies is allowed (no forbidden exclusions)
 
 
@@ -73,7 +75,7 @@ class ExactModel:
 
     problem: Problem
     usable: np.ndarray            # (strategies,) bool, indexed like problem.node_costs
-    unary: np.ndarray             # (strategies,) int64 folded node costs (meaningless where unusable)
+    unary: np.ndarray             # (strategies,) folded node costs, dtype as Factor.cost (meaningless where unusable)
     offset: int                   # exact constant (cost_offset plus folded constants)
     factors: list[Factor]
     memory: MemoryPart
@@ -101,90 +103,111 @@ class ExactModel:
         return total
 
 
+EXACT_INT64 = 2**60
+"""Below this total of cost magnitudes every folded sum fits int64 (a residual or a folded node cost
+is a signed sum of at most a few table entries per edge); above it the model holds Python ints."""
+
+
 def _canonical_table(problem: Problem, e: int) -> tuple[tuple[int, ...], np.ndarray]:
-    """Edge ``e`` as a table over its distinct nodes (sorted by first appearance); a node named
-    twice keeps the entries where both positions agree (the only ones a plan can choose)."""
+    """Edge ``e`` as a table over its distinct nodes in increasing order; a node named twice keeps
+    the entries where both positions agree (the only ones a plan can choose)."""
     nodes = problem.nodes_of_edge(e).tolist()
-    table = problem.edge_table(e)
-    distinct: list[int] = []
-    for v in nodes:
-        if v not in distinct:
-            distinct.append(v)
-    if len(distinct) == len(nodes):
-        return tuple(nodes), table
-    letters = "abcdefghijklmnopqrstuvwxyz"
-    subs = "".join(letters[distinct.index(v)] for v in nodes)
-    out = "".join(letters[: len(distinct)])
-    return tuple(distinct), np.einsum(f"{subs}->{out}", table).copy()
+    flat = problem.edge_costs[problem.edge_cost_offsets[e]:problem.edge_cost_offsets[e + 1]]
+    distinct = sorted(set(nodes))
+    shape = tuple(int(problem.strategy_counts[v]) for v in distinct)
+    if nodes == distinct:
+        return tuple(distinct), flat.reshape(shape)
+    grid = np.indices(shape).reshape(len(distinct), -1)
+    index = np.zeros(grid.shape[1], dtype=np.int64)
+    for v in nodes:   # mixed radix over the edge's own node list, read at the distinct nodes' axes
+        index = index * int(problem.strategy_counts[v]) + grid[distinct.index(v)]
+    return tuple(distinct), flat[index].reshape(shape)
+
+
+def _gathered_tables(problem: Problem, dtype) -> tuple[list, dict]:
+    """Every edge over its distinct nodes: one-node tables as a list of (node, values, allowed),
+    the rest summed per node set (parallel edges) into {nodes: (values, allowed)}.
+
+    The allowed mask travels beside the values, so a finite sum can never be mistaken for the
+    10**18 marker (and 10**18 stays absorbing: one forbidden addend forbids the entry)."""
+    unary: list = []
+    tables: dict = {}
+    for e in range(problem.num_edges):
+        nodes, table = _canonical_table(problem, e)
+        ok = table != FORBIDDEN
+        values = np.where(ok, table, 0).astype(dtype)
+        if len(nodes) == 1:
+            unary.append((nodes[0], values.reshape(-1), ok.reshape(-1)))
+        elif nodes in tables:
+            old, old_ok = tables[nodes]
+            tables[nodes] = (old + values, old_ok & ok)
+        elif nodes:
+            tables[nodes] = (values, ok)
+    return unary, tables
+
+
+def _prune(problem: Problem, usable: np.ndarray, tables: dict) -> Optional[str]:
+    """Narrow ``usable`` to arc consistency over the allowed entries of ``tables`` with the
+    presolve's routine (one reduction library); returns why no forbidden-free plan exists, or None."""
+    from .presolve.consistency import arc_fixpoint
+
+    so = problem.strategy_offsets.astype(np.int64)
+    k = problem.strategy_counts.astype(np.int64)
+    pairs = [(nodes, ok) for nodes, (_, ok) in tables.items() if len(nodes) == 2]
+    hyper = [(np.array(nodes, dtype=np.int64), ok) for nodes, (_, ok) in tables.items()
+             if len(nodes) > 2]
+    eu = np.array([u for (u, _), _ in pairs], dtype=np.int64)
+    ev = np.array([v for (_, v), _ in pairs], dtype=np.int64)
+    sizes = np.array([ok.size for _, ok in pairs], dtype=np.int64)
+    toff = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    tab = (np.concatenate([ok.reshape(-1) for _, ok in pairs]).astype(np.int64) if pairs
+           else np.zeros(0, dtype=np.int64))
+    _, why = arc_fixpoint(k, so, usable, eu, ev, toff, tab, hyper, 0)
+    if why is None:
+        empty = np.flatnonzero(np.add.reduceat(usable, so[:-1]) == 0) if len(usable) else []
+        if len(empty):
+            why = f"node {int(empty[0])} has no strategy without a forbidden choice"
+    return why
 
 
 def build_exact_model(problem: Problem) -> ExactModel:
     """Domains, folded factors and the memory part of ``problem`` (see the module docstring)."""
     so = problem.strategy_offsets
-    n = problem.num_nodes
+    costs = np.concatenate([problem.node_costs, problem.edge_costs])
+    magnitude = np.abs(costs[costs != FORBIDDEN].astype(np.float64)).sum() + 1
+    dtype = object if magnitude >= EXACT_INT64 else np.int64
     usable = problem.node_costs != FORBIDDEN
-    unary = np.where(usable, problem.node_costs, 0).astype(np.int64)
+    unary = np.where(usable, problem.node_costs, 0).astype(dtype)
     offset = int(problem.cost_offset)
-    raw: list[tuple[tuple[int, ...], np.ndarray]] = []
-    for e in range(problem.num_edges):
-        nodes, table = _canonical_table(problem, e)
-        if len(nodes) == 1:
-            row = table.reshape(-1)
-            i = nodes[0]
-            bad = row == FORBIDDEN
-            usable[so[i]:so[i + 1]] &= ~bad
-            unary[so[i]:so[i + 1]] += np.where(bad, 0, row)
-        elif len(nodes) > 1:
-            raw.append((nodes, table))
-    # one pass of arc consistency: a strategy without an allowed partner on some edge is unusable
-    for nodes, table in raw:
-        allowed = table != FORBIDDEN
-        for pos, v in enumerate(nodes):
-            mask = allowed
-            for other, w in enumerate(nodes):
-                if other != pos:
-                    shape = [1] * len(nodes)
-                    shape[other] = -1
-                    mask = mask & usable[so[w]:so[w + 1]].reshape(shape)
-            axes = tuple(a for a in range(len(nodes)) if a != pos)
-            usable[so[v]:so[v + 1]] &= mask.any(axis=axes) if axes else mask
-    infeasible = None
-    empty = [i for i in range(n) if not usable[so[i]:so[i + 1]].any()]
-    if empty:
-        infeasible = f"node {empty[0]} has no strategy without a forbidden choice"
+    one_node, tables = _gathered_tables(problem, dtype)
+    for i, row, ok in one_node:
+        usable[so[i]:so[i + 1]] &= ok
+        unary[so[i]:so[i + 1]] += row
+    infeasible = _prune(problem, usable, tables)
     factors: list[Factor] = []
     folded = 0
-    for nodes, table in raw:
+    for nodes, (work, allowed) in ([] if infeasible else tables.items()):
         masks = [usable[so[v]:so[v + 1]] for v in nodes]
-        allowed = table != FORBIDDEN
         for pos, m in enumerate(masks):
             shape = [1] * len(nodes)
             shape[pos] = -1
             allowed = allowed & m.reshape(shape)
-        if infeasible is not None:
-            continue
-        work = np.where(allowed, table, 0).astype(np.int64)
-        if len(nodes) == 2:
+        work = np.where(allowed, work, 0).astype(dtype)
+        if len(nodes) == 2:   # arc consistency left every usable row and column an allowed entry
             u, v = nodes
-            big = np.iinfo(np.int64).max
-            rmin = np.where(allowed, work, big).min(axis=1)
-            rmin = np.where(masks[0], rmin, 0)
-            rmin[rmin == big] = 0
+            big = INT64_MAX if dtype is np.int64 else 4 * int(magnitude) + 2**63   # above any entry
+            rmin = np.where(masks[0], np.where(allowed, work, big).min(axis=1), 0).astype(dtype)
             work = work - rmin[:, None]
-            cmin = np.where(allowed, work, big).min(axis=0)
-            cmin = np.where(masks[1], cmin, 0)
-            cmin[cmin == big] = 0
-            work = work - cmin[None, :]
+            cmin = np.where(masks[1], np.where(allowed, work, big).min(axis=0), 0).astype(dtype)
+            work = np.where(allowed, work - cmin[None, :], 0).astype(dtype)
             unary[so[u]:so[u + 1]] += rmin
             unary[so[v]:so[v + 1]] += cmin
             folded += 1
         complete = bool(allowed[np.ix_(*[np.flatnonzero(m) for m in masks])].all())
-        idx = np.argwhere(allowed)
         costs = work[allowed]
         if complete and not costs.any():
             continue  # folded away entirely
-        factors.append(Factor(tuple(int(v) for v in nodes), idx.astype(np.int64),
-                              costs.astype(np.int64), complete))
+        factors.append(Factor(nodes, np.argwhere(allowed).astype(np.int64), costs, complete))
     memory = _memory_part(problem, usable)
     if infeasible is None and len(memory.rhs) and int(memory.rhs.min()) < 0:
         k = int(np.argmin(memory.rhs))

@@ -1,11 +1,15 @@
 """Consistency: strategies that cannot appear in a plan without a forbidden choice are removed.
 
-``ac_kernel`` is the one arc-consistency routine of the project: the presolve runs it on its state
-and the search kernels (:mod:`portfolio.kernels.model`) on their penalised view, which is why the
-value that marks a forbidden entry is a parameter (10**18 here, the kernels' penalty there).
+``ac_kernel`` is the one arc-consistency routine of the project: the presolve runs it on its state,
+the search kernels (:mod:`portfolio.kernels.model`) on their penalised view and the exact model
+(:mod:`portfolio.exactmodel`, through :func:`arc_fixpoint`) on 0/1 tables of allowed entries, which
+is why the value that marks a forbidden entry is a parameter (10**18 here, the kernels' penalty
+there, 0 in the exact model).
 """
 
 from __future__ import annotations
+
+from typing import Optional
 
 import numpy as np
 from numba import njit
@@ -96,46 +100,67 @@ def remove_forbidden(st: State) -> None:
 
 def arc(st: State) -> bool:
     """Binary and hyperedge arc consistency, alternated to a common fixpoint."""
-    total = 0
-    while True:
-        off, inc = st.incidence()
-        removed, node, edge = ac_kernel(st.K, st.SO, st.alive, st.eu, st.ev, st.toff, st.tab, off,
-                                        inc, _F)
-        total += removed
-        if node >= 0:
-            other = int(st.ev[edge] if st.eu[edge] == node else st.eu[edge])
-            st.count("arc_consistency_strategies", total)
-            raise Infeasible(
-                f"node {int(node)}: arc consistency leaves no strategy (each is forbidden or has "
-                f"no allowed partner on its edge to node {other})")
-        hyper_removed = hyper_arc(st)
-        total += hyper_removed
-        if hyper_removed == 0:
-            break
+    total, why = arc_fixpoint(st.K, st.SO, st.alive, st.eu, st.ev, st.toff, st.tab, st.hyper, _F,
+                              st.incidence())
     st.count("arc_consistency_strategies", total)
+    if why is not None:
+        raise Infeasible(why)
     return total > 0
 
 
-def hyper_arc(st: State) -> int:
-    """Generalised arc consistency on the hyperedges (numpy; they are rare and small)."""
+def arc_fixpoint(K: np.ndarray, SO: np.ndarray, alive: np.ndarray, eu: np.ndarray, ev: np.ndarray,
+                 toff: np.ndarray, tab: np.ndarray, hyper: list, forbidden: int,
+                 incidence: Optional[tuple[np.ndarray, np.ndarray]] = None
+                 ) -> tuple[int, Optional[str]]:
+    """Arc consistency on binary edges (:func:`ac_kernel`) and hyperedges (``hyper``: (nodes,
+    table with one axis per node) pairs) alternated to their common fixpoint, narrowing ``alive``.
+
+    Takes plain arrays rather than a presolve state so that every exact model (presolve here,
+    :mod:`portfolio.exactmodel` for the exact engines) prunes with the same routine. Returns
+    (strategies removed, why a domain emptied or None).
+    """
+    if incidence is None:
+        ends = np.concatenate([eu, ev]).astype(np.int64)
+        order = np.argsort(ends, kind="stable")
+        off = np.concatenate([[0], np.cumsum(np.bincount(ends, minlength=len(K)))]).astype(np.int64)
+        incidence = off, np.concatenate([np.arange(len(eu))] * 2)[order].astype(np.int64)
+    total = 0
+    while True:
+        removed, node, edge = ac_kernel(K, SO, alive, eu, ev, toff, tab, incidence[0],
+                                        incidence[1], forbidden)
+        total += removed
+        if node >= 0:
+            other = int(ev[edge] if eu[edge] == node else eu[edge])
+            return total, (f"node {int(node)}: arc consistency leaves no strategy (each is forbidden "
+                           f"or has no allowed partner on its edge to node {other})")
+        removed, why = _hyper_pass(K, SO, alive, hyper, forbidden)
+        total += removed
+        if why is not None or removed == 0:
+            return total, why
+
+
+def _hyper_pass(K: np.ndarray, SO: np.ndarray, alive: np.ndarray, hyper: list,
+                forbidden: int) -> tuple[int, Optional[str]]:
+    """One pass of generalised arc consistency on the hyperedges (numpy; they are rare and small).
+    Returns (strategies removed, why a domain emptied or None)."""
     removed = 0
-    for nodes, table in st.hyper:
+    for nodes, table in hyper:
         if len(set(nodes.tolist())) < len(nodes):
             continue
-        allowed = table != _F
+        allowed = table != forbidden
         for ax, v in enumerate(nodes.tolist()):
             shape = [1] * len(nodes)
             shape[ax] = -1
-            allowed = allowed & st.alive[st.SO[v]:st.SO[v] + st.K[v]].reshape(shape)
+            allowed = allowed & alive[SO[v]:SO[v] + K[v]].reshape(shape)
         for ax, v in enumerate(nodes.tolist()):
             other = tuple(a for a in range(len(nodes)) if a != ax)
             sup = allowed.any(axis=other)
-            seg = st.alive[st.SO[v]:st.SO[v] + st.K[v]]
+            seg = alive[SO[v]:SO[v] + K[v]]
             lost = seg & ~sup
             if lost.any():
                 removed += int(lost.sum())
                 seg[lost] = False
                 if not seg.any():
-                    raise Infeasible(f"node {v}: arc consistency leaves no strategy (each has "
+                    return removed, (f"node {v}: arc consistency leaves no strategy (each has "
                                      f"no allowed tuple on its hyperedge {nodes.tolist()})")
-    return removed
+    return removed, None
