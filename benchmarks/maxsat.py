@@ -10,6 +10,7 @@
     python benchmarks/maxsat.py prove [--instances B,G,A] [--seconds S]
         the backend as the portfolio runs it (driver: local-search polish, then the full model or
         LNS windows), one thread, under the contest limit (B, A 60 s, G 120 s) unless --seconds
+        (``benchmarks/exact.py prove --engine maxsat``)
 
 Each run is in this process, one at a time. Prints markdown tables.
 """
@@ -17,29 +18,9 @@ Each run is in this process, one at a time. Prints markdown tables.
 from __future__ import annotations
 
 import argparse
-import csv
 import time
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-
-
-def reference() -> dict[str, dict]:
-    with (SHARED / "reference" / "best_known.csv").open() as fh:
-        return {row["benchmark"].rsplit("-", 1)[-1]: row for row in csv.DictReader(fh)}
-
-
-def load(name: str):
-    from portfolio.io import load_problem
-    from portfolio.presolve import presolve
-
-    problem = load_problem(SHARED / "benchmarks" / f"asplos-2025-iopddl-{name}.json.gz")
-    return problem, presolve(problem)
-
-
-def fmt(x) -> str:
-    return "-" if x is None else f"{x:,}" if isinstance(x, int) else str(x)
+from exact import fmt, load, prove
 
 
 def sizes(names: list[str]) -> None:
@@ -98,31 +79,6 @@ def forms(names: list[str], seconds: float) -> None:
                       f"{st.get('rounds', '-')} / {st.get('lazy_rows', '-')} |", flush=True)
 
 
-def prove(names: list[str], seconds: float | None) -> None:
-    from portfolio.backend import NullReporter
-    from portfolio.evaluate import evaluate
-    from portfolio.exact import solve_with_engine
-    from portfolio.kernels.engine import warmup
-    from portfolio_plugins.maxsat import MaxSatEngine
-
-    warmup()
-    ref = reference()
-    print("| inst | limit s | status | cost | best known | lower bound | time s | note |")
-    print("|---|---|---|---|---|---|---|---|")
-    for name in names:
-        problem, pre = load(name)
-        limit = seconds or float(ref[name]["timeout_s"])
-        t0 = time.time()
-        result = solve_with_engine(MaxSatEngine(), pre.reduced, t0 + limit, 0, None,
-                                   NullReporter(), threads=1)
-        spent = time.time() - t0
-        cost = (evaluate(problem, pre.expand(result.solution)).cost
-                if result.solution is not None else None)
-        print(f"| {name} | {limit:.0f} | {result.status.value} | {fmt(cost)} | "
-              f"{int(ref[name]['best_known_cost']):,} | {fmt(result.lower_bound)} | {spent:.1f} | "
-              f"{result.note[:90]} |", flush=True)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=["sizes", "forms", "prove"])
@@ -136,7 +92,7 @@ def main() -> None:
     elif args.what == "forms":
         forms(names, args.seconds or 60.0)
     else:
-        prove(names, args.seconds)
+        prove("maxsat", names, 1, args.seconds)
 
 
 if __name__ == "__main__":
