@@ -10,12 +10,11 @@ within a second, without waiting for any JIT compilation.
 
 from __future__ import annotations
 
-import time
 from typing import Optional
 
 import numpy as np
 
-from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status
+from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status, time_left
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
 from portfolio.problem import Problem
@@ -35,7 +34,7 @@ class MinUsageBackend(Backend):
         if ev.feasible:
             best, best_ev = plain, ev
             report(plain, "min-usage plan")
-        seconds = max(0.05, min(3.0, (deadline - time.time()) * 0.5))
+        seconds = max(0.05, min(3.0, time_left(deadline) * 0.5))
         safe = safe_plan(problem, seconds)
         ev = evaluate(problem, safe)
         if ev.feasible and (best_ev is None or ev.cost < best_ev.cost):

@@ -106,13 +106,15 @@ class BackendLike(Protocol):
 class Backend:
     """Convenience base class. Override ``solve``; set ``name``, ``description``, ``capabilities``.
 
-    ``deadline`` is an absolute ``time.time()`` value shared by the whole run: return (or at least
-    report your best plan) before it. ``seed`` makes randomised backends reproducible.
+    ``deadline`` is an absolute ``time.time()`` value: return (or at least report your best plan)
+    before it. ``seed`` makes randomised backends reproducible.
 
-    Clocks: the deadline is the one wall-clock value that crosses process boundaries (the runner's
-    process to the workers). Inside a backend, compare against it only through :func:`time_left`,
-    once, and measure your own durations and inner deadlines on ``time.monotonic()`` (for example
-    ``stop = time.monotonic() + time_left(deadline)``), which a wall-clock step cannot move.
+    Clocks: the runner keeps its deadlines on ``time.monotonic()`` (system-wide on Linux, so the
+    value it hands a forked worker holds there) and turns the backend's into this wall-clock value
+    inside the worker, right before ``solve``: no wall-clock value crosses a process boundary. Read
+    it once, through :func:`time_left`, and keep your own durations and inner deadlines on
+    ``time.monotonic()`` (``stop = time.monotonic() + time_left(deadline)``), which a wall-clock step
+    cannot move.
     """
 
     name: str = ""

@@ -268,7 +268,7 @@ def _refuse_overwrite(path: str | Path | None, force: bool) -> None:
 
 
 def _process_start() -> float:
-    """When this process started (``time.time()`` scale): the whole command's budget counts from it.
+    """When this process started (``time.monotonic()`` scale): the whole command's budget counts from it.
 
     On Linux the age comes from /proc (start tick vs. uptime, both since boot); psutil's
     ``create_time`` is not used because its boot-time estimate can be off by a second in containers.
@@ -281,10 +281,10 @@ def _process_start() -> float:
             uptime = float(f.read().split()[0])
         age = uptime - start_ticks / os.sysconf("SC_CLK_TCK")
         if 0 <= age < 3600:
-            return time.time() - age
+            return time.monotonic() - age
     except (OSError, ValueError, IndexError):
         pass
-    return time.time() - (time.monotonic() - _START)
+    return _START
 
 
 def _select_backends(names: str | None, time_limit: float | None = None) -> list:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
-from .backend import Backend, Reporter, SolveResult, Status, allotted_cores
+from .backend import Backend, Reporter, SolveResult, Status, allotted_cores, time_left
 from .evaluate import evaluate
 from .exactmodel import ExactEngine, ExactOutcome, ModelSize, OutcomeStatus  # noqa: F401
 from .problem import Problem
@@ -133,8 +133,9 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
 
     # Engines overrun their limits (an LP solve between two clock checks, a model build): aim a
     # little before the deadline so the result, with its bound, is sent before the runner kills.
-    left = max(0.0, deadline - time.time())
+    left = max(0.0, time_left(deadline))
     deadline -= min(RETURN_MARGIN_MAX, RETURN_MARGIN_SHARE * left)
+    stop = time.monotonic() + time_left(deadline)  # our own clock from here (backend.time_left)
     t0 = time.monotonic()
     threads = threads or allotted_cores()
     best = _Best(problem, report)
@@ -150,7 +151,8 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
             return SolveResult(Status.OPTIMAL, plan, lower_bound=ev.cost, note="no nodes")
         return SolveResult(Status.NO_SOLUTION, note="the fixed usage alone exceeds the capacity")
     if polish and int((problem.strategy_counts > 1).sum()) > POLISH_MIN_FREE:
-        until = time.time() + min(POLISH_SHARE * (deadline - time.time()), POLISH_MAX)
+        # the kernels take the contract's wall-clock deadline
+        until = time.time() + min(POLISH_SHARE * (stop - time.monotonic()), POLISH_MAX)
         try:
             best.offer(kernel_polish(problem, until, seed, best.plan), "local-search kernels",
                        own=True)
@@ -163,7 +165,7 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
     size = engine.estimate(problem)
     budget = engine.budget()
     if size.within(budget):
-        left = deadline - time.time()
+        left = stop - time.monotonic()
         small = (size.terms <= SMALL_MODEL * budget.terms
                  and size.variables <= SMALL_MODEL * budget.variables)
         limit = left if (small or not lns) else left * FULL_SHARE
@@ -183,7 +185,7 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
     else:
         notes.append(f"full model too big (estimate {size.variables:,} variables, "
                      f"{size.terms:,} terms; budget {budget.terms:,} terms): LNS windows")
-    if lns and best.plan is not None and best.clean and time.time() < deadline - 0.2:
+    if lns and best.plan is not None and best.clean and time.monotonic() < stop - 0.2:
         def window(sub: Problem, limit: float, hint: np.ndarray) -> ExactOutcome:
             return engine.solve(sub, limit, hint, threads, seed, lambda plan: None)
 

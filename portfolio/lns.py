@@ -27,6 +27,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from .backend import time_left
 from .evaluate import evaluate, profile_of, usage_profile
 from .exactmodel import ExactOutcome
 from .problem import FORBIDDEN, Capacity, Problem, offsets_from_counts
@@ -270,8 +271,8 @@ def run_lns(problem: Problem, plan: np.ndarray, deadline: float, solve_window: W
             on_improve: Callable[[np.ndarray, int], None],
             fetch_best: Callable[[], Optional[np.ndarray]] = lambda: None,
             seed: int = 0, params: Optional[LnsParams] = None) -> tuple[np.ndarray, int, LnsStats]:
-    """Improve ``plan`` (feasible, no forbidden choice) until ``deadline`` (absolute
-    ``time.time()``). Returns (best plan, its cost, statistics); ``on_improve(plan, cost)`` is called
+    """Improve ``plan`` (feasible, no forbidden choice) until ``deadline`` (the backend contract's
+    ``time.time()`` value, read once; the loop runs on ``time.monotonic()``). Returns (best plan, its cost, statistics); ``on_improve(plan, cost)`` is called
     with every improvement, ``fetch_best()`` may offer a better plan found elsewhere."""
     params = params or LnsParams()
     rng = np.random.default_rng(seed)
@@ -284,7 +285,8 @@ def run_lns(problem: Problem, plan: np.ndarray, deadline: float, solve_window: W
     picker = WindowPicker(problem, rng)
     size = float(stats.size)
     local, regret, load, profile = _plan_statistics(problem, best)
-    while time.time() < deadline - 0.05:
+    stop = time.monotonic() + time_left(deadline)
+    while time.monotonic() < stop - 0.05:
         other = fetch_best()
         if other is not None:
             ev_o = evaluate(problem, other)
@@ -293,12 +295,12 @@ def run_lns(problem: Problem, plan: np.ndarray, deadline: float, solve_window: W
                 local, regret, load, profile = _plan_statistics(problem, best)
         kind, nodes = picker.pick(best, int(size), local, regret, load)
         window = build_window(problem, best, nodes, profile)
-        limit = min(params.window_time, deadline - time.time())
+        limit = min(params.window_time, stop - time.monotonic())
         if limit <= 0.05:
             break
-        t0 = time.time()
+        t0 = time.monotonic()
         out = solve_window(window.problem, limit, best[window.nodes])
-        spent = time.time() - t0
+        spent = time.monotonic() - t0
         stats.windows += 1
         stats.by_kind[kind][0] += 1
         improved = False

@@ -82,7 +82,7 @@ def _cpu(run: BackendRun) -> str:
 
 def live_table(portfolio: Portfolio) -> Table:
     """Per backend: status, best cost, time of its last improvement; the time left in the title."""
-    left = max(0.0, portfolio.end - time.time())
+    left = max(0.0, portfolio.end - time.monotonic())
     best = portfolio.best_eval.cost if portfolio.best_eval else None
     table = Table(title=f"{portfolio.problem.name}: best {_cost(best)}"
                         f" ({portfolio.best_backend or '-'}), {left:.1f} s left", title_justify="left")
@@ -193,6 +193,6 @@ class LiveProgress:
         self.live.__exit__(*exc)
 
     def __call__(self, portfolio: Portfolio) -> None:
-        if time.time() - self.last >= self.interval:
+        if time.monotonic() - self.last >= self.interval:
             self.live.update(live_table(portfolio), refresh=True)
-            self.last = time.time()
+            self.last = time.monotonic()

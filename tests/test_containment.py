@@ -130,7 +130,7 @@ def test_memory_hog_is_ended_and_the_others_go_on():
     hog = rows["memory-hog"]
     assert hog["status"] == "error" and "memory limit" in hog["note"], hog
     used = float(hog["note"].split("used ")[1].split(" MiB")[0].replace(",", ""))
-    assert 300 < used < 1100  # caught within a few polls, not after eating the machine
+    assert 300 <= used < 1100  # caught within a few polls (the note rounds to whole MiB)
     assert hog["finished"] < 15
     other = rows["localsearch"]  # went on to the deadline (or finished), untouched by the cap
     assert other["status"] in ("feasible", "timeout", "optimal", "no-solution"), other

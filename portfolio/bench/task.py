@@ -3,8 +3,7 @@
 Fault containment: a task's solve runs in a forked child in its own process group, supervised here.
 A child that crashes, raises, or outlives its limit plus a grace period (killed with its whole
 tree, backend workers included) gives a row with that status, and the sweep goes on. The
-supervisor's own clock is ``time.monotonic()``; only the start handed to the runner is a
-``time.time()`` value, because the runner and backends share absolute deadlines on that scale.
+supervisor's clock is ``time.monotonic()``, the runner's scale too (the start handed to it).
 """
 
 from __future__ import annotations
@@ -78,7 +77,7 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
     from ..registry import Registry
     from ..runner import presolve_for, run_portfolio
 
-    start = time.time() if start is None else start
+    start = time.monotonic() if start is None else start
     if task.plugins is None:
         os.environ.pop(PLUGINS_ENV, None)
     else:
@@ -87,7 +86,7 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
     backends = registry.select(list(task.backends))
     sources = {info.backend.name: f"{info.package} {info.version}".strip() for info in registry.infos()}
     problem = load_problem(task.path)
-    load_seconds = time.time() - start
+    load_seconds = time.monotonic() - start
     workers = _workers_here(task)
     presolved, _ = presolve_for(problem, backends)  # as `portfolio solve` does
     result = run_portfolio(problem, backends, task.time_limit, start=start, workers=workers,
@@ -197,8 +196,7 @@ def _child(task: Task, write_fd: int, parent: int, start: float) -> None:
 
 def _supervise(task: Task) -> dict:
     """Fork the task's child, wait for its pickled row until the limit plus grace, kill it past that."""
-    start = time.time()          # the runner's scale (absolute deadlines shared with backends)
-    t0 = time.monotonic()        # ours: immune to wall-clock steps
+    start = t0 = time.monotonic()   # immune to wall-clock steps; the runner's scale too
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # child

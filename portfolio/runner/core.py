@@ -55,7 +55,10 @@ class Portfolio(Launching, Supervision, Answers, StopRules):
         if len(set(names)) != len(names):
             raise ValueError(f"backend listed twice: {names}")
         self.problem, self.backends, self.time_limit = problem, list(backends), time_limit
-        self.start = time.time() if start is None else start
+        self.start = time.monotonic() if start is None else start
+        if self.start > time.monotonic() + 1.0:
+            raise ValueError(f"start {start!r} lies in the future: run_portfolio takes a "
+                             f"time.monotonic() value, not time.time()")
         self.soft_deadline, self.kill_time, self.end = deadline_plan(self.start, time_limit)
         self.cores = max(1, workers or machine_cores())
         self.workers = self.cores
@@ -98,11 +101,11 @@ class Portfolio(Launching, Supervision, Answers, StopRules):
                 self.best_backend = "(warm start)"
 
     def now(self) -> float:
-        return time.time() - self.start
+        return time.monotonic() - self.start
 
 
     def run(self) -> PortfolioResult:
-        self.safety_until = time.time() + min(SAFETY_WAIT, SAFETY_FIRST * self.time_limit)
+        self.safety_until = time.monotonic() + min(SAFETY_WAIT, SAFETY_FIRST * self.time_limit)
         saved = self._catch_signals()
         # Orphans of workers come to this process, not to init, so that they can be ended too.
         self.run_ticks = contain.now_ticks()
@@ -150,21 +153,21 @@ class Portfolio(Launching, Supervision, Answers, StopRules):
                 self._stop_all(f"the run stopped early: {reason}")
                 return
             if not live and self.presolve_job is None and (
-                    not self.waiting or time.time() >= self.soft_deadline):
+                    not self.waiting or time.monotonic() >= self.soft_deadline):
                 return
-            if time.time() >= self.kill_time:
+            if time.monotonic() >= self.kill_time:
                 self._stop_all("the deadline came; terminated")
                 return
-            if not slices_over and time.time() >= self.soft_deadline - 0.2:
+            if not slices_over and time.monotonic() >= self.soft_deadline - 0.2:
                 self.scheduler.resume_all()
                 slices_over = True
             for w in live:
                 self._sample_cpu(w)
-            self.scheduler.tick(time.time(), [(w.process.pid, w.run.cpu_seconds or 0.0) for w in live])
+            self.scheduler.tick(time.monotonic(), [(w.process.pid, w.run.cpu_seconds or 0.0) for w in live])
             handles = [w.conn for w in live] + [w.process.sentinel for w in live]
             if self.presolve_job is not None:
                 handles += [self.presolve_job.conn, self.presolve_job.process.sentinel]
-            timeout = max(0.0, min(0.1, self.kill_time - time.time()))
+            timeout = max(0.0, min(0.1, self.kill_time - time.monotonic()))
             ready = set(wait(handles, timeout=timeout)) if handles else time.sleep(timeout) or set()
             for worker in live:
                 if worker.conn in ready or worker.process.sentinel in ready:
@@ -186,10 +189,11 @@ def run_portfolio(problem: Problem, backends: Sequence[BackendLike], time_limit:
                   fallback: bool = True) -> PortfolioResult:
     """Run ``backends`` on ``problem`` until ``start + time_limit`` and return the best verified plan.
 
-    ``start`` is an absolute ``time.time()`` (default: now); the CLI passes the process start time so
-    that loading counts against the budget. ``workers`` is the number of cores to share (default:
-    this process's CPU affinity); every backend starts at once whatever their number. With
-    ``presolved`` (a :class:`PlanMapping` of ``problem``) or ``presolve=True`` (presolve in a child
+    ``start`` is a ``time.monotonic()`` value (default: now; system-wide on Linux, so it compares
+    across the forked workers); the CLI passes the process start time so that loading counts against
+    the budget. A ``time.time()`` value (in the future on the monotonic scale) is refused.
+    ``workers`` is the number of cores to share (default: this process's CPU affinity); every
+    backend starts at once whatever their number. With ``presolved`` (a :class:`PlanMapping` of ``problem``) or ``presolve=True`` (presolve in a child
     under the deadline), backends declaring ``reduced`` work on the presolved problem.
     ``early_stop=False`` keeps the run going to the deadline whatever is claimed or proven.
     ``memory_limit`` caps each backend's memory in bytes (None: no cap; default: a share of the RAM,

@@ -104,7 +104,7 @@ def consistent_strategies(problem: Problem, stop: float = float("inf")) -> Optio
         dead_v = pe.sv_of_pair[np.bincount(pe.pv, weights=ok, minlength=pe.nv) == 0]
         dead = np.concatenate([dead_u, dead_v])
         dead = dead[alive[dead]]
-        if len(dead) == 0 or time.time() > stop:
+        if len(dead) == 0 or time.monotonic() > stop:
             alive[dead] = False
             return alive if np.all(np.bincount(node_of, weights=alive, minlength=problem.num_nodes)
                                    > 0) else None
@@ -131,7 +131,7 @@ def _repair(problem: Problem, plan: np.ndarray, alive: np.ndarray, rank: np.ndar
     pe = _PairEdges(problem)
     so = problem.strategy_offsets[:-1]
     for _ in range(waves):
-        if len(pe.u) == 0 or time.time() > stop:
+        if len(pe.u) == 0 or time.monotonic() > stop:
             break
         bad = pe.bad_edges(plan)
         if not bad.any():
@@ -174,7 +174,7 @@ def _min_conflicts(problem: Problem, plan: np.ndarray, alive: np.ndarray, rank: 
     e = pe.entry_edge
     for _ in range(waves):
         bad = pe.bad_edges(plan)
-        if not bad.any() or time.time() > stop:
+        if not bad.any() or time.monotonic() > stop:
             break
         touched = np.zeros(problem.num_nodes, dtype=bool)
         touched[pe.u[bad]] = touched[pe.v[bad]] = True
@@ -197,14 +197,14 @@ def _min_conflicts(problem: Problem, plan: np.ndarray, alive: np.ndarray, rank: 
 def safe_plan(problem: Problem, seconds: float = REPAIR_SECONDS) -> np.ndarray:
     """A memory-lean plan avoiding forbidden entries where propagation and repair can; falls back
     to the plain least-memory plan when that one fits in memory and this one does not."""
-    stop = time.time() + seconds
+    stop = time.monotonic() + seconds
     plain = np.asarray(problem.min_usage_strategies, dtype=np.int64)
-    alive = consistent_strategies(problem, time.time() + seconds / 2)
+    alive = consistent_strategies(problem, time.monotonic() + seconds / 2)
     if alive is None:
         return plain.copy()
     rank = strategy_usage_rank(problem)
     plan = _repair(problem, _pick(problem, alive, rank).astype(np.int64), alive, rank,
-                   min(stop, time.time() + seconds / 3))
+                   min(stop, time.monotonic() + seconds / 3))
     plan = _min_conflicts(problem, plan, alive, rank, _PairEdges(problem), stop)
     if evaluate(problem, plan).feasible:
         return plan

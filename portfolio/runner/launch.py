@@ -55,12 +55,12 @@ class Launching:
                                    name="portfolio-presolve", daemon=False)
         process.start()
         child.close()
-        left = max(0.0, self.soft_deadline - time.time())
-        self.presolve_job = _Presolve(process, parent, time.time() + PRESOLVE_SHARE * left, self.now())
+        left = max(0.0, self.soft_deadline - time.monotonic())
+        self.presolve_job = _Presolve(process, parent, time.monotonic() + PRESOLVE_SHARE * left, self.now())
 
     def _blocked(self, backend: BackendLike) -> Optional[str]:
         """Why a waiting backend cannot start yet, or None."""
-        if not is_safety_net(backend) and time.time() < self.safety_until:
+        if not is_safety_net(backend) and time.monotonic() < self.safety_until:
             pending = any(is_safety_net(b) for b in self.waiting)
             running = any(not w.done and is_safety_net(w.backend) for w in self.active)
             if pending or running:
@@ -82,7 +82,7 @@ class Launching:
                 self.runs[backend.name].note = "checking available()"
             return
         for backend in list(self.waiting):
-            if time.time() >= self.soft_deadline:
+            if time.monotonic() >= self.soft_deadline:
                 return
             run = self.runs[backend.name]
             why = self._blocked(backend)
@@ -118,14 +118,14 @@ class Launching:
         if key:
             self.compiling[key] = run.name
         self.active.append(_Worker(run, backend, process, parent_conn, key,
-                                   solve_started=time.time()))
+                                   solve_started=time.monotonic()))
         self.scheduler.started(process.pid, run.cores)
 
     def _launch_extra(self) -> None:
         """Idle cores while budget is left: another copy of a randomized backend, new seed."""
         if not self.extra_seeds or self.waiting or self.presolve_job is not None:
             return
-        if self.soft_deadline - time.time() < EXTRA_MIN_SECONDS:
+        if self.soft_deadline - time.monotonic() < EXTRA_MIN_SECONDS:
             return
         live = [w for w in self.active if not w.done]
         if sum(w.run.cores for w in live) >= self.cores:
@@ -136,7 +136,7 @@ class Launching:
             return
         backend = min(candidates, key=lambda b: (self.copies.get(b.name, 0), b.name))
         setup = self.runs[backend.name].prepare_seconds or 0.0  # a copy loads the JIT cache again
-        if self.soft_deadline - time.time() < EXTRA_MIN_SECONDS + setup:
+        if self.soft_deadline - time.monotonic() < EXTRA_MIN_SECONDS + setup:
             return
         k = self.copies.get(backend.name, 0) + 1
         self.copies[backend.name] = k
@@ -158,7 +158,7 @@ class Launching:
             message = ("error", "presolve process ended without a result")
         except Exception as exc:  # noqa: BLE001
             message = ("error", f"unreadable presolve result: {exc}")
-        late = message is None and (force or time.time() >= job.cutoff)
+        late = message is None and (force or time.monotonic() >= job.cutoff)
         if message is None and not late and job.process.is_alive():
             return
         if message is None and not late:

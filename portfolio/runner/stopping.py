@@ -29,7 +29,8 @@ def is_safety_net(backend: BackendLike) -> bool:
 
 
 def deadline_plan(start: float, time_limit: float) -> tuple[float, float, float]:
-    """(backend deadline, hard-kill time, answer deadline) as absolute ``time.time()`` values.
+    """(backend deadline, hard-kill time, answer deadline) on the scale of ``start`` (the runner uses
+    ``time.monotonic()``).
 
     Backends are asked to finish ``soft`` seconds early, stragglers are killed ``hard`` seconds before
     the end, and the rest is the margin for collecting results and printing the answer.
@@ -49,7 +50,7 @@ class StopRules:
         """The quick backends (neither anytime nor exact) have had their say: each finished, is
         still setting up, or has been solving for ``SAFETY_WAIT`` seconds already."""
         return not any(not w.done and w.run.phase == "solve" and is_safety_net(w.backend)
-                       and time.time() - w.solve_started < SAFETY_WAIT for w in self.active)
+                       and time.monotonic() - w.solve_started < SAFETY_WAIT for w in self.active)
 
     def _stop_reason(self) -> Optional[str]:
         """Why the run may end now: a proof of the runner's own, or a claim of an exact backend once

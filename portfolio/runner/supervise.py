@@ -64,7 +64,7 @@ class Supervision:
         run = worker.run
         if kind == "prepared":
             run.prepare_seconds, run.phase = round(fields[0], 3), "solve"
-            worker.solve_started = time.time()
+            worker.solve_started = time.monotonic()
             if fields[1]:
                 run.note = f"prepare failed: {fields[1]}"
             self._release(worker)
@@ -152,9 +152,9 @@ class Supervision:
     def _check_memory(self, live: list[_Worker]) -> None:
         """End a worker whose process tree uses more than the memory cap; the others go on."""
         limit = self.memory_limit
-        if limit is None or time.time() < self.next_memory_check:
+        if limit is None or time.monotonic() < self.next_memory_check:
             return
-        self.next_memory_check = time.time() + contain.MEMORY_POLL
+        self.next_memory_check = time.monotonic() + contain.MEMORY_POLL
         for worker in live:
             used = contain.tree_memory(worker.process.pid, limit)
             if used is None or used <= limit or worker.done:

@@ -116,21 +116,21 @@ class PipeReporter:
         plan = plain_plan(solution, self.mapping)
         with self.lock:
             self.pending = (plan, str(note))
-            if time.time() - self.last_sent >= REPORT_INTERVAL:
+            if time.monotonic() - self.last_sent >= REPORT_INTERVAL:
                 self._send_pending()
 
     def _send_pending(self) -> None:
         if self.pending is not None and not self.closed:
             plan, note = self.pending
             self.pending = None
-            self.conn.send(("incumbent", time.time() - self.t0, plan, note))
-            self.last_sent = time.time()
+            self.conn.send(("incumbent", time.monotonic() - self.t0, plan, note))
+            self.last_sent = time.monotonic()
 
     def _flusher(self) -> None:
         while not self.closed:
             time.sleep(REPORT_INTERVAL / 2)
             with self.lock:
-                if self.pending is not None and time.time() - self.last_sent >= REPORT_INTERVAL:
+                if self.pending is not None and time.monotonic() - self.last_sent >= REPORT_INTERVAL:
                     self._send_pending()
 
     def flush(self) -> None:
@@ -211,13 +211,20 @@ class WorkerSpec:
 
     backend: BackendLike
     problem: Problem
-    deadline: float
+    deadline: float      # time.monotonic() (system-wide on Linux: the parent's value holds here)
     seed: int
     warm_start: Optional[np.ndarray]
-    t0: float
+    t0: float            # the run's start, time.monotonic()
     shared: Optional[SharedBest]
     mapping: Optional[PlanMapping]
     cores: int
+
+
+def wall_deadline(monotonic_deadline: float) -> float:
+    """The backend contract's deadline (a ``time.time()`` value) for a ``time.monotonic()`` one, read
+    off both clocks once, right before ``solve``: a wall-clock step before this moment cannot move the
+    deadline, and the backend turns it back into a monotonic one with ``backend.time_left``."""
+    return time.time() + (monotonic_deadline - time.monotonic())
 
 
 def worker_main(spec: WorkerSpec, conn: Connection) -> None:
@@ -246,7 +253,7 @@ def worker_main(spec: WorkerSpec, conn: Connection) -> None:
         if spec.shared is not None:
             fresher = reporter.best()  # the portfolio may have found better while we set up
             warm = fresher if fresher is not None else warm
-        result = spec.backend.solve(spec.problem, spec.deadline, spec.seed, warm, reporter)
+        result = spec.backend.solve(spec.problem, wall_deadline(spec.deadline), spec.seed, warm, reporter)
         reporter.send(("done", _plain_result(result, spec.mapping)))
     except BaseException:  # noqa: BLE001 -- everything goes back to the parent as text
         reporter.send(("error", traceback.format_exc(limit=8)))
