@@ -96,10 +96,8 @@ def _section(path: PathLike, parent: dict, key: str, where: str) -> Any:
     return parent[key]
 
 
-def _flatten_parsed(path: PathLike, doc: Any) -> dict:
-    """Walk a parsed document into the same flat arrays the fast scanner returns."""
-    if not isinstance(doc, dict):
-        raise ProblemFormatError(path, "(top level)", f"expected a JSON object, got {_describe(doc)}")
+def _sections(path: PathLike, doc: dict) -> tuple[dict, dict, dict]:
+    """The ``problem``, ``problem.nodes`` and ``problem.edges`` objects (both formats have them)."""
     problem = _section(path, doc, "problem", "(top level)")
     if not isinstance(problem, dict):
         raise ProblemFormatError(path, "problem", f"expected an object, got {_describe(problem)}")
@@ -108,23 +106,43 @@ def _flatten_parsed(path: PathLike, doc: Any) -> dict:
     for key, obj in (("problem.nodes", nodes), ("problem.edges", edges)):
         if not isinstance(obj, dict):
             raise ProblemFormatError(path, key, f"expected an object, got {_describe(obj)}")
+    return problem, nodes, edges
+
+
+def _edge_rows(path: PathLike, edges: dict) -> dict[str, np.ndarray]:
+    """``problem.edges`` as flat arrays (node lists and cost tables, entries checked)."""
+    out: dict[str, np.ndarray] = {}
+    out["edge_node_counts"], out["edge_nodes"] = _rows(
+        path, "problem.edges.nodes", _section(path, edges, "nodes", "problem.edges"))
+    out["edge_cost_counts"], out["edge_costs"] = _rows(
+        path, "problem.edges.costs", _section(path, edges, "costs", "problem.edges"))
+    return out
+
+
+def _name(path: PathLike, problem: dict) -> str | None:
+    """The optional ``problem.name`` (a string when present)."""
+    name = problem.get("name")
+    if name is not None and not isinstance(name, str):
+        raise ProblemFormatError(path, "problem.name", f"expected a string, got {_describe(name)}")
+    return name
+
+
+def _flatten_parsed(path: PathLike, doc: Any) -> dict:
+    """Walk a parsed document into the same flat arrays the fast scanner returns."""
+    if not isinstance(doc, dict):
+        raise ProblemFormatError(path, "(top level)", f"expected a JSON object, got {_describe(doc)}")
+    problem, nodes, edges = _sections(path, doc)
     out: dict[str, Any] = {}
     for key, count_key in (("intervals", "interval_counts"), ("costs", "cost_counts"),
                            ("usages", "usage_counts")):
         value = _section(path, nodes, key, "problem.nodes")
         out[count_key], out[key] = _rows(path, f"problem.nodes.{key}", value)
-    out["edge_node_counts"], out["edge_nodes"] = _rows(
-        path, "problem.edges.nodes", _section(path, edges, "nodes", "problem.edges"))
-    out["edge_cost_counts"], out["edge_costs"] = _rows(
-        path, "problem.edges.costs", _section(path, edges, "costs", "problem.edges"))
+    out.update(_edge_rows(path, edges))
     limit = problem.get("usage_limit")
     if limit is not None:
         _check_int(path, "problem.usage_limit", limit)
     out["usage_limit"] = limit
-    name = problem.get("name")
-    if name is not None and not isinstance(name, str):
-        raise ProblemFormatError(path, "problem.name", f"expected a string, got {_describe(name)}")
-    out["name"] = name
+    out["name"] = _name(path, problem)
     return out
 
 
@@ -607,14 +625,7 @@ def _extended_from_doc(path: PathLike, doc: Any) -> Problem:
     if fmt != EXTENDED_FORMAT:
         raise ProblemFormatError(path, "format", f"{_describe(fmt)} is not a format this version "
                                                  f"reads (it reads \"{EXTENDED_FORMAT}\")")
-    prob = _section(path, doc, "problem", "(top level)")
-    if not isinstance(prob, dict):
-        raise ProblemFormatError(path, "problem", f"expected an object, got {_describe(prob)}")
-    nodes = _section(path, prob, "nodes", "problem")
-    edges = _section(path, prob, "edges", "problem")
-    for key, obj in (("problem.nodes", nodes), ("problem.edges", edges)):
-        if not isinstance(obj, dict):
-            raise ProblemFormatError(path, key, f"expected an object, got {_describe(obj)}")
+    prob, nodes, edges = _sections(path, doc)
     cost_counts, node_costs = _rows(path, "problem.nodes.costs", _section(path, nodes, "costs", "problem.nodes"))
     n = len(cost_counts)
     intervals = _section(path, nodes, "intervals", "problem.nodes")
@@ -657,12 +668,9 @@ def _extended_from_doc(path: PathLike, doc: Any) -> Problem:
         use_value_parts.append(values_i)
     use_counts = np.concatenate(use_counts_parts) if use_counts_parts else np.zeros(0, dtype=np.int64)
     use_values = np.concatenate(use_value_parts) if use_value_parts else np.zeros(0, dtype=np.int64)
-    edge_node_counts, edge_nodes = _rows(path, "problem.edges.nodes", _section(path, edges, "nodes", "problem.edges"))
-    edge_cost_counts, edge_costs = _rows(path, "problem.edges.costs", _section(path, edges, "costs", "problem.edges"))
     raw = {"interval_counts": np.full(n, 2, dtype=np.int64), "cost_counts": cost_counts,
            "usage_counts": cost_counts, "intervals": np.zeros(2 * n, dtype=np.int64),
-           "edge_node_counts": edge_node_counts, "edge_nodes": edge_nodes,
-           "edge_cost_counts": edge_cost_counts}
+           **_edge_rows(path, edges)}
     _check_arrays(path, raw)  # edge shapes, node ranges and table sizes, as in the contest format
     capacity = prob.get("capacity", {"times": [], "values": []})
     if not isinstance(capacity, dict):
@@ -684,9 +692,7 @@ def _extended_from_doc(path: PathLike, doc: Any) -> Problem:
                                      "times must be strictly increasing")
     offset = prob.get("cost_offset", 0)
     _check_int(path, "problem.cost_offset", offset)
-    name = prob.get("name")
-    if name is not None and not isinstance(name, str):
-        raise ProblemFormatError(path, "problem.name", f"expected a string, got {_describe(name)}")
+    name = _name(path, prob)
     bounds = np.array(iv_bounds, dtype=np.int64).reshape(-1, 2)
     return Problem(
         name=name if name is not None else _stem(path),
@@ -697,10 +703,10 @@ def _extended_from_doc(path: PathLike, doc: Any) -> Problem:
         interval_end=bounds[:, 1],
         interval_usage_offsets=offsets_from_counts(use_counts),
         interval_usages=use_values,
-        edge_node_offsets=offsets_from_counts(edge_node_counts),
-        edge_nodes=edge_nodes,
-        edge_cost_offsets=offsets_from_counts(edge_cost_counts),
-        edge_costs=edge_costs,
+        edge_node_offsets=offsets_from_counts(raw["edge_node_counts"]),
+        edge_nodes=raw["edge_nodes"],
+        edge_cost_offsets=offsets_from_counts(raw["edge_cost_counts"]),
+        edge_costs=raw["edge_costs"],
         capacity=Capacity(np.array(cap["times"], dtype=np.int64), np.array(cap["values"], dtype=np.int64)),
         cost_offset=int(offset),
     )
