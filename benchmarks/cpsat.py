@@ -27,18 +27,16 @@ from pathlib import Path
 
 import numpy as np
 
-from exact import SHARED, load, prove, reference
+from exact import SHARED, header, presolved, prove, reference
 
 
 def sizes(names: list[str]) -> None:
     from portfolio.exactmodel import build_exact_model
     from portfolio_plugins.cpsat import BUDGET, CpSatEngine
 
-    print("| inst | free nodes | factors | entry vars | memory points | encoding | variables | "
-          "constraints | memory terms | build s | fits budget |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
-    for name in names:
-        _, pre = load(name)
+    header("inst | free nodes | factors | entry vars | memory points | encoding | variables | "
+           "constraints | memory terms | build s | fits budget")
+    for name, _, pre in presolved(names):
         red = pre.reduced
         engine = CpSatEngine()
         if len(red.time_points) == 0:
@@ -79,11 +77,9 @@ def lns(names: list[str], seconds: float, seeds: list[int]) -> None:
 
     warmup()
     ref = reference()
-    print("| inst | seed | localsearch cost | + cpsat LNS cost | change | windows | improved | "
-          "best known |")
-    print("|---|---|---|---|---|---|---|---|")
-    for name in names:
-        problem, pre = load(name)
+    header("inst | seed | localsearch cost | + cpsat LNS cost | change | windows | improved | "
+           "best known")
+    for name, problem, pre in presolved(names):
         red = pre.reduced
         for seed in seeds:
             ls = LocalSearchBackend().solve(red, time.time() + seconds, seed, None,

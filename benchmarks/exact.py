@@ -42,6 +42,18 @@ def fmt(x) -> str:
     return "-" if x is None else f"{x:,}" if isinstance(x, int) else str(x)
 
 
+def header(columns: str) -> None:
+    """A markdown table head from ``"a | b | c"``."""
+    print(f"| {columns} |")
+    print("|" + "---|" * (columns.count("|") + 1))
+
+
+def presolved(names: list[str]):
+    """(name, original problem, its presolve) per instance letter, loaded one at a time."""
+    for name in names:
+        yield (name, *load(name))
+
+
 def engine_factory(name: str) -> Callable[[], object]:
     """The engine class of an exact backend, by backend name."""
     if name == "cpsat":
@@ -64,10 +76,8 @@ def prove(engine: str, names: list[str], threads: int = 1, seconds: float | None
     warmup()
     ref = reference()
     print(f"{engine}, {threads} thread(s)\n")
-    print("| inst | limit s | status | cost | best known | lower bound | gap | time s | note |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for name in names:
-        problem, pre = load(name)
+    header("inst | limit s | status | cost | best known | lower bound | gap | time s | note")
+    for name, problem, pre in presolved(names):
         limit = seconds or float(ref[name]["timeout_s"])
         t0 = time.time()
         result = solve_with_engine(make(), pre.reduced, t0 + limit, 0, None, NullReporter(),

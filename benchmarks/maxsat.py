@@ -20,18 +20,16 @@ from __future__ import annotations
 import argparse
 import time
 
-from exact import fmt, load, prove
+from exact import fmt, header, presolved, prove
 
 
 def sizes(names: list[str]) -> None:
     from portfolio_plugins.maxsat import MaxSatEngine, encode
 
-    print("| inst | free nodes | estimate (vars / clauses / literals) | fits | form | variables | "
-          "hard | soft | literals | memory rows | eager MDD nodes | constant folded -> diffused "
-          "| encode s (cost / diffusion / rows) |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for name in names:
-        _, pre = load(name)
+    header("inst | free nodes | estimate (vars / clauses / literals) | fits | form | variables | "
+           "hard | soft | literals | memory rows | eager MDD nodes | constant folded -> diffused "
+           "| encode s (cost / diffusion / rows)")
+    for name, _, pre in presolved(names):
         red = pre.reduced
         engine = MaxSatEngine()
         est = engine.estimate(red)
@@ -63,10 +61,8 @@ def sizes(names: list[str]) -> None:
 def forms(names: list[str], seconds: float) -> None:
     from portfolio_plugins.maxsat import MaxSatEngine
 
-    print("| inst | form | diffusion | status | cost | bound | time s | rounds / lazy rows |")
-    print("|---|---|---|---|---|---|---|---|")
-    for name in names:
-        _, pre = load(name)
+    header("inst | form | diffusion | status | cost | bound | time s | rounds / lazy rows")
+    for name, _, pre in presolved(names):
         for form in ("direct", "pairs"):
             for diffusion in (0.1, 0.0):
                 engine = MaxSatEngine(edge_form=form, diffusion=diffusion)
