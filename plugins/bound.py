@@ -14,23 +14,23 @@ the bound is a proof: the runner may stop the whole run when it meets a verified
 from __future__ import annotations
 
 import time
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
 from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
-from portfolio.kernels import bound as kbound
-from portfolio.kernels.bound import BoundParams, LagrangeBound
-from portfolio.kernels.engine import KernelBackend, greedy_plan, prepare
 from portfolio.problem import Problem
+
+if TYPE_CHECKING:
+    from portfolio.kernels.bound import BoundParams
 
 REFRESH_S = 0.5
 """Seconds between two reads of the portfolio's best plan (the step target)."""
 
 
-class BoundBackend(KernelBackend):
+class BoundBackend(Backend):
     name = "bound"
     description = "Certified Lagrangian lower bound (memory prices, TRW-S star bound, subgradient)"
     capabilities = Capabilities(exact=True, warm_start=True, reduced=True)
@@ -40,12 +40,21 @@ class BoundBackend(KernelBackend):
         self.max_steps = max_steps     # set: a fixed number of steps instead of the deadline
         self.params = params
 
+    # The kernels (numba) are imported in prepare/solve, in the worker: importing this module (the
+    # registry does, in the runner's process, before the first fork) stays cheap.
     def prepare(self) -> None:
-        super().prepare()      # the shared search kernels (prepare, TRW-S, moves)
+        from portfolio.kernels import bound as kbound
+        from portfolio.kernels.engine import warmup
+
+        warmup("trws")         # the shared search kernels (as KernelBackend.prepare)
         kbound.warmup()        # and the bound's own
 
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
+        from portfolio.kernels import bound as kbound
+        from portfolio.kernels.bound import LagrangeBound
+        from portfolio.kernels.engine import greedy_plan, prepare
+
         t0 = time.perf_counter()
         if problem.num_nodes == 0:  # nothing to decide; the kernels draw among n >= 1 nodes
             return SolveResult(Status.FEASIBLE, np.zeros(0, dtype=np.int64), note="no nodes")
