@@ -18,7 +18,7 @@ import numpy as np
 from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
-from portfolio.kernels.engine import KernelBackend
+from portfolio.kernels.engine import KernelBackend, warmup_greedy
 from portfolio.kernels.engine import greedy_plan, prepare
 from portfolio.problem import Problem
 
@@ -30,6 +30,12 @@ class GreedyBackend(KernelBackend):
 
     def __init__(self, design: int = 2) -> None:
         self.design = design
+
+    def prepare(self) -> None:
+        """Compile only the greedy's kernels (model, reduction, greedy): the first plan comes
+        before the relaxation and local-search kernels are compiled by the backends that use
+        them."""
+        warmup_greedy()
 
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:

@@ -18,7 +18,7 @@ import numpy as np
 from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
-from portfolio.kernels.engine import KernelBackend
+from portfolio.kernels.engine import KernelBackend, warmup
 from portfolio.kernels.engine import SearchParams, Searcher, greedy_plan, prepare
 from portfolio.problem import Problem
 
@@ -35,6 +35,11 @@ class LocalSearchBackend(KernelBackend):
                  params: Optional[SearchParams] = None) -> None:
         self.max_rounds = max_rounds   # set: deterministic budget instead of the deadline
         self.params = params
+
+    def prepare(self) -> None:
+        """Compile every stage up to the local search; stages another worker is compiling are
+        waited for and then loaded from the cache (see ``engine.compile_lock``)."""
+        warmup()
 
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:

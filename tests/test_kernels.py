@@ -17,12 +17,20 @@ from hypothesis import strategies as st
 from portfolio.evaluate import evaluate, usage_profile
 from portfolio.kernels import moves as mv
 from portfolio.kernels import search as se
+from portfolio.kernels import segtree
 from portfolio.kernels import trws as tw
 from portfolio.kernels.model import build_model
 from portfolio.kernels.reduce import contract, expand, reduce_problem
-from portfolio.kernels.segtree import seg_add, seg_build, seg_leaves, seg_query
+from portfolio.kernels.jit import from_python
+from portfolio.kernels.segtree import seg_build, seg_leaves
 from portfolio.presolve import SWITCHES, presolve
 from portfolio.problem import FORBIDDEN, Capacity, Problem, offsets_from_counts
+
+# kernels called only from other kernels have no CPython wrapper; tests call them through one
+seg_add, seg_query = from_python(segtree.seg_add), from_python(segtree.seg_query)
+node_delta_one, node_costs_all = from_python(mv.node_delta_one), from_python(mv.node_costs_all)
+apply_move, block_move = from_python(mv.apply_move), from_python(mv.block_move)
+cascade_node = from_python(mv.cascade_node)
 
 SETTINGS = settings(max_examples=60, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -126,10 +134,10 @@ def test_incremental_deltas_match_full_evaluation(problem, seed):
     for _ in range(25):
         i = int(rng.integers(problem.num_nodes))
         s = int(rng.integers(problem.strategy_counts[i]))
-        dc = mv.node_delta_one(m, sol, i, s)
-        mv.node_costs_all(m, sol, i, buf)
+        dc = node_delta_one(m, sol, i, s)
+        node_costs_all(m, sol, i, buf)
         assert dc == buf[s] - buf[sol[i]]
-        mv.apply_move(m, sol, t, d, i, s)
+        apply_move(m, sol, t, d, i, s)
         new = mv.plan_cost(m, sol)[0]
         assert new - cost == dc
         cost = new
@@ -153,8 +161,8 @@ def test_compound_moves_keep_state_exact(problem, seed, hard):
     cost = mv.plan_cost(m, sol)[0]
     for _ in range(6):
         x = int(rng.integers(n))
-        ok, dc = mv.block_move(m, sol, t, d, wp, hard, x, 4, 1000, sc)
-        ok2, dc2 = mv.cascade_node(m, sol, t, d, wp, hard, x, 10, sc, False, True)
+        ok, dc = block_move(m, sol, t, d, wp, hard, x, 4, 1000, sc)
+        ok2, dc2 = cascade_node(m, sol, t, d, wp, hard, x, 10, sc, False, True)
         new = mv.plan_cost(m, sol)[0]
         assert new - cost == dc + dc2
         cost = new

@@ -15,9 +15,11 @@ and the ILS at local memory-constrained trade-offs; both only ever hand over fea
 
 from __future__ import annotations
 
+import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Callable, Iterator, Optional
 
 import numpy as np
 
@@ -28,6 +30,12 @@ from . import search as se
 from . import trws as tw
 from .model import KModel, build_model
 from .reduce import Reduction, contract, expand, identity, reduce_problem
+
+
+def _plan(a) -> np.ndarray:
+    """A plan as the kernels' one argument type: writable, C-contiguous int64 (a read-only or
+    strided plan, e.g. from shared memory, would compile every kernel once more)."""
+    return np.require(a, np.int64, ["C", "W"])
 
 
 @dataclass
@@ -50,11 +58,12 @@ class Prepared:
         plan = np.asarray(plan, np.int64)
         if len(plan) != len(self.model.soff) - 1:
             return None
-        return contract(self.red, plan)
+        r = contract(self.red, plan)
+        return None if r is None else _plan(r)
 
     def raw_cost(self, plan: np.ndarray) -> tuple[int, int]:
         """(penalised cost, forbidden choices) of an original plan."""
-        c, f = mv.plan_cost(self.model, np.asarray(plan, np.int64))
+        c, f = mv.plan_cost(self.model, _plan(plan))
         return int(c), int(f)
 
 
@@ -183,10 +192,10 @@ class Searcher:
 
     # -------------------------------------------------------------- state
     def cost_of(self, rsol: np.ndarray) -> int:
-        return int(mv.plan_cost(self.m, rsol)[0])
+        return int(mv.plan_cost(self.m, _plan(rsol))[0])
 
     def feasible(self, rsol: np.ndarray) -> bool:
-        t, _ = mv.build_tree(self.m, rsol)
+        t, _ = mv.build_tree(self.m, _plan(rsol))
         return bool(t[1] <= 0)
 
     def offer(self, rsol: np.ndarray) -> bool:
@@ -196,7 +205,7 @@ class Searcher:
             return False
         if not self.feasible(rsol):
             return False
-        self.best = rsol.copy()
+        self.best = _plan(rsol).copy()
         self.best_cost = c
         return True
 
@@ -323,40 +332,104 @@ class Searcher:
                 on_improve(self.best)
 
 
-def warmup() -> float:
-    """Compile (or load from numba's on-disk cache) every kernel on the bundled example; seconds.
+STAGES = ("prepare", "greedy", "trws", "search")
+"""Compile stages, in dependency order: each compiles (or loads from numba's cache) the kernels the
+later ones call, so a backend compiles only the stages it needs (``greedy`` stops after its own)."""
 
-    The first call in a fresh environment compiles: about a minute on the benchmark machine (see
-    ``benchmarks/backends.py --compile``); later processes load the cache in about a second.
+
+def _lock_path(stage: str) -> str:
+    """One lock file per stage and numba cache location (a cold run in its own ``NUMBA_CACHE_DIR``
+    never waits for a warm one)."""
+    import hashlib
+    import tempfile
+
+    from numba.core import config
+
+    where = config.CACHE_DIR or os.path.dirname(os.path.abspath(__file__))
+    tag = hashlib.sha1(where.encode()).hexdigest()[:12]
+    return os.path.join(tempfile.gettempdir(), f"portfolio-jit-{os.getuid()}-{tag}-{stage}.lock")
+
+
+@contextmanager
+def compile_lock(stage: str) -> Iterator[None]:
+    """Hold the machine-wide lock of a compile stage.
+
+    Why: the runner starts the backends that share these kernels (greedy, localsearch, bound,
+    the exact backends' hint) in separate processes at once; on a cold cache each would compile the
+    same kernels, 2-4 copies on 2 cores. Under the lock one process compiles a stage, the others
+    wait (leaving the core to a backend that needs no compilation) and then load the stage from
+    numba's on-disk cache in well under a second. ``flock`` is released by the kernel when a
+    process dies, so a worker killed at its deadline never blocks the next one.
     """
-    from ..io import load_problem
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no coordination, each process compiles what it needs
+        yield
+        return
+    try:
+        fh = open(_lock_path(stage), "a+")
+    except OSError:
+        yield
+        return
+    with fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _example() -> Problem:
     from importlib import resources
 
+    from ..io import load_problem
+
+    return load_problem(str(resources.files("portfolio.data") / "example.json"))
+
+
+def warmup(upto: str = "search") -> float:
+    """Compile (or load from numba's on-disk cache) the kernels of every stage up to ``upto``
+    (see ``STAGES``) on the bundled example; returns the seconds spent.
+
+    ``greedy``: the model, the reduction and the greedy (what the ``greedy`` backend runs);
+    ``trws``: the memory-priced relaxation (also the bound's); ``search``: the iterated local search.
+    The benchmark-only kernels (``count_evals``, ``sweep``) and greedy design 1 compile on first use.
+    On the benchmark machine a cold cache takes about half a minute for everything (see
+    ``benchmarks/compile.py``); a warm one loads in about a second.
+    """
     from ..presolve import warm_up as presolve_warm_up
 
     t0 = time.perf_counter()
-    presolve_warm_up()  # prepare() merges with the presolve's kernels
-    problem = load_problem(str(resources.files("portfolio.data") / "example.json"))
-    prep = prepare(problem)
-    for design in (1, 2):
-        greedy_plan(prep, design)
-    s = Searcher(prep, 0, SearchParams(kicks_per_round=5))
-    sol, ok, _ = greedy_plan(prep, 2)
-    if ok:
-        s.offer(sol)
-    s.run(time.time() + 60, max_rounds=2)
-    sc = mv.make_scratch(prep.model, 0)
-    order = np.arange(len(prep.model.soff) - 1, dtype=np.int64)
-    plan = prep.expand(s.best) if s.best is not None else np.zeros(len(order), np.int64)
-    t, d = mv.build_tree(prep.model, plan)
-    mv.count_evals(prep.model, plan, t, d, order, sc)
-    mv.sweep(prep.model, plan, t, d, np.zeros(max(len(prep.model.pc_lo), 1)), True, order, sc)
+    last = STAGES.index(upto)
+    with compile_lock("prepare"):
+        presolve_warm_up()  # prepare() merges with the presolve's kernels
+        prep = prepare(_example())
+    if last >= 1:
+        with compile_lock("greedy"):
+            sol, ok, _ = greedy_plan(prep, 2)
+            mv.plan_cost(prep.rm, sol)
+    if last >= 2:
+        with compile_lock("trws"):
+            s = Searcher(prep, 0, SearchParams(kicks_per_round=5))
+            s.lagrange_round()
+    if last >= 3:
+        with compile_lock("search"):
+            if ok:
+                s.offer(sol)
+            s.run(time.time() + 60, max_rounds=2)
     return time.perf_counter() - t0
 
 
+def warmup_greedy() -> float:
+    """:func:`warmup` of what the greedy backend runs."""
+    return warmup("greedy")
+
+
 class KernelBackend(Backend):
-    """Base for backends built on these kernels: ``prepare`` compiles them once in the runner's
-    process, so the forked workers inherit compiled code."""
+    """Base for backends built on these kernels. ``prepare`` (run in the backend's worker) compiles
+    the model, greedy and relaxation kernels, the part every kernel backend uses; a backend that
+    needs less or more overrides it (``greedy``: its own stages only, ``localsearch``: also the
+    ILS), and the compile locks make concurrent workers share the work instead of repeating it."""
 
     def prepare(self) -> None:
-        warmup()
+        warmup("trws")

@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from .jit import kernel
 
 from ..presolve.consistency import ac_kernel
 from ..problem import FORBIDDEN, Problem
@@ -79,7 +79,7 @@ def _penalty(problem: Problem) -> int:
     return int(min((1 << 62) // terms, 1 << 53))
 
 
-@njit(cache=True)
+@kernel
 def _pieces(soff, iv_off, iv_ids, lo, hi, uoff, var_use):  # pragma: no cover - numba
     """Split each node's intervals into disjoint pieces with summed usages (event sweep)."""
     n = len(soff) - 1
@@ -204,6 +204,16 @@ def build_model(problem: Problem, prune: bool = True) -> KModel:
                     uoff, var_use, base, cap, pen, prune)
 
 
+def _own(a, dtype=np.int64) -> np.ndarray:
+    """``a`` as a writable, C-contiguous array of ``dtype`` (copied only when it is not one).
+
+    Why: numba compiles a kernel once per argument *type*, and a read-only array (the problem's
+    arrays are) is another type than a writable one. Every :class:`KModel` field is normalised
+    here, so the kernels have exactly one specialisation whatever the problem's arrays are.
+    """
+    return np.require(a, dtype, ["C", "W"])
+
+
 def assemble(soff, ncost, eoff, ecost, enoff, enodes, iv_node, iv_lo, iv_hi, iv_uoff, iv_use,
              base, cap, pen: int, prune: bool = True, alive=None) -> KModel:
     """Build a :class:`KModel` from flat arrays (costs already penalised, usages variable parts).
@@ -211,14 +221,14 @@ def assemble(soff, ncost, eoff, ecost, enoff, enodes, iv_node, iv_lo, iv_hi, iv_
     Interval ``j`` of node ``iv_node[j]`` covers time points ``[iv_lo[j], iv_hi[j])`` and uses
     ``iv_use[iv_uoff[j] + s]``; overlapping intervals of one node are summed into pieces here.
     """
-    soff = np.ascontiguousarray(soff, np.int64)
+    soff = _own(soff)
     n = len(soff) - 1
     counts = np.diff(soff)
-    ncost = np.ascontiguousarray(ncost, np.int64)
-    ecost = np.ascontiguousarray(ecost, np.int64)
-    eoff = np.ascontiguousarray(eoff, np.int64)
-    enoff = np.ascontiguousarray(enoff, np.int64)
-    enodes = np.ascontiguousarray(enodes, np.int64)
+    ncost = _own(ncost)
+    ecost = _own(ecost)
+    eoff = _own(eoff)
+    enoff = _own(enoff)
+    enodes = _own(enodes)
     arity = np.diff(enoff)
     ne = len(arity)
     # stride of each slot: product of the strategy counts of the later slots of the same edge
@@ -254,10 +264,10 @@ def assemble(soff, ncost, eoff, ecost, enoff, enodes, iv_node, iv_lo, iv_hi, iv_
     ginc_off = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(pairs[0], minlength=n), out=ginc_off[1:])
 
-    iv_lo = np.asarray(iv_lo, np.int64)
-    iv_hi = np.asarray(iv_hi, np.int64)
-    iv_uoff = np.ascontiguousarray(iv_uoff, np.int64)
-    iv_use = np.ascontiguousarray(iv_use, np.int64)
+    iv_lo = _own(iv_lo)
+    iv_hi = _own(iv_hi)
+    iv_uoff = _own(iv_uoff)
+    iv_use = _own(iv_use)
     nint = len(iv_lo)
     varies = np.zeros(nint, np.bool_)
     if len(iv_use):
@@ -268,9 +278,8 @@ def assemble(soff, ncost, eoff, ecost, enoff, enodes, iv_node, iv_lo, iv_hi, iv_
     iv_ids = np.ascontiguousarray(keep[np.argsort(knode, kind="stable")])
     iv_off = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(knode, minlength=n), out=iv_off[1:])
-    p_node, pc_lo, pc_hi, pc_uoff, pc_use = _pieces(soff, iv_off, iv_ids,
-                                                    np.ascontiguousarray(iv_lo),
-                                                    np.ascontiguousarray(iv_hi), iv_uoff, iv_use)
+    p_node, pc_lo, pc_hi, pc_uoff, pc_use = _pieces(soff, iv_off, iv_ids, iv_lo, iv_hi, iv_uoff,
+                                                    iv_use)
     pc_off = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(p_node, minlength=n), out=pc_off[1:])
 
@@ -294,12 +303,10 @@ def assemble(soff, ncost, eoff, ecost, enoff, enodes, iv_node, iv_lo, iv_hi, iv_
         if _arc_consistent(soff, trial, ecost, eoff, b, u, v, inc_off, inc_edge, pen):
             alive = trial
     return KModel(
-        soff=soff, ncost=ncost, alive=alive, ecost=ecost, eoff=eoff, enoff=enoff, enodes=enodes,
-        emult=emult, inc_off=inc_off, inc_edge=inc_edge,
-        inc_other=np.ascontiguousarray(inc_other[order]),
-        inc_mo=np.ascontiguousarray(inc_mo[order]), inc_ms=np.ascontiguousarray(inc_ms[order]),
-        ginc_off=ginc_off, ginc_edge=np.ascontiguousarray(pairs[1], np.int64),
-        pc_off=pc_off, pc_lo=pc_lo, pc_hi=pc_hi, pc_uoff=pc_uoff, pc_use=pc_use,
-        base=np.ascontiguousarray(base, np.int64), cap=np.ascontiguousarray(cap, np.int64),
-        pen=int(pen),
+        soff=soff, ncost=ncost, alive=_own(alive, np.bool_), ecost=ecost, eoff=eoff, enoff=enoff,
+        enodes=enodes, emult=_own(emult), inc_off=_own(inc_off), inc_edge=_own(inc_edge),
+        inc_other=_own(inc_other[order]), inc_mo=_own(inc_mo[order]), inc_ms=_own(inc_ms[order]),
+        ginc_off=_own(ginc_off), ginc_edge=_own(pairs[1]), pc_off=_own(pc_off), pc_lo=_own(pc_lo),
+        pc_hi=_own(pc_hi), pc_uoff=_own(pc_uoff), pc_use=_own(pc_use), base=_own(base),
+        cap=_own(cap), pen=int(pen),
     )

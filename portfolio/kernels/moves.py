@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from .jit import inner, kernel
 
 from .segtree import seg_add, seg_build, seg_query
 
@@ -77,7 +77,7 @@ def make_scratch(m, seed: int) -> Scratch:
 
 
 # ------------------------------------------------------------------------------------------ rng
-@njit(cache=True)
+@inner
 def rand_u64(rs):  # pragma: no cover - numba
     x = rs[0]
     x ^= x << np.uint64(13)
@@ -87,18 +87,18 @@ def rand_u64(rs):  # pragma: no cover - numba
     return x
 
 
-@njit(cache=True)
+@inner
 def rand_int(rs, n):  # pragma: no cover - numba
     """Uniform in [0, n) (n >= 1)."""
     return np.int64(rand_u64(rs) % np.uint64(n))
 
 
-@njit(cache=True)
+@inner
 def rand_float(rs):  # pragma: no cover - numba
     return np.float64(rand_u64(rs) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
-@njit(cache=True)
+@inner
 def shuffle(rs, a):  # pragma: no cover - numba
     for i in range(len(a) - 1, 0, -1):
         j = rand_int(rs, i + 1)
@@ -106,7 +106,7 @@ def shuffle(rs, a):  # pragma: no cover - numba
 
 
 # ------------------------------------------------------------------------------------------ costs
-@njit(cache=True)
+@inner
 def general_index(m, sol, e, i, s):  # pragma: no cover - numba
     """Table position of general edge ``e`` when node ``i`` takes ``s`` (all its slots)."""
     idx = m.eoff[e]
@@ -116,7 +116,7 @@ def general_index(m, sol, e, i, s):  # pragma: no cover - numba
     return idx
 
 
-@njit(cache=True)
+@inner
 def node_costs_all(m, sol, i, out):  # pragma: no cover - numba
     """``out[s]`` = node cost + incident edge entries of ``i`` at ``s``, others fixed; returns k."""
     so = m.soff[i]
@@ -135,7 +135,7 @@ def node_costs_all(m, sol, i, out):  # pragma: no cover - numba
     return k
 
 
-@njit(cache=True)
+@inner
 def node_delta_one(m, sol, i, s):  # pragma: no cover - numba
     """Exact penalised cost change of switching node ``i`` to ``s``: O(degree)."""
     c = sol[i]
@@ -153,7 +153,7 @@ def node_delta_one(m, sol, i, s):  # pragma: no cover - numba
     return dlt
 
 
-@njit(cache=True)
+@inner
 def price_delta(m, wp, i, a, b):  # pragma: no cover - numba
     """Lagrangian price change of node ``i`` going from ``a`` to ``b``."""
     r = 0.0
@@ -164,7 +164,7 @@ def price_delta(m, wp, i, a, b):  # pragma: no cover - numba
     return r
 
 
-@njit(cache=True)
+@kernel
 def plan_cost(m, sol):  # pragma: no cover - numba
     """(penalised cost, forbidden choices) of a whole plan."""
     n = len(m.soff) - 1
@@ -187,7 +187,7 @@ def plan_cost(m, sol):  # pragma: no cover - numba
 
 
 # ------------------------------------------------------------------------------------------ memory
-@njit(cache=True)
+@kernel
 def slack_values(m, sol):  # pragma: no cover - numba
     """``load - capacity`` per time point for ``sol``."""
     npts = len(m.base)
@@ -207,12 +207,12 @@ def slack_values(m, sol):  # pragma: no cover - numba
     return out
 
 
-@njit(cache=True)
-def build_tree(m, sol):  # pragma: no cover - numba
+def build_tree(m, sol):
+    """The load tree of ``sol`` (see :mod:`.segtree`). Python: one kernel fewer to compile."""
     return seg_build(slack_values(m, sol))
 
 
-@njit(cache=True)
+@inner
 def piece_query(m, t, d, i, qbuf):  # pragma: no cover - numba
     """``qbuf[j]`` = max of ``load - capacity`` over node ``i``'s piece ``j``; returns the count."""
     p0 = m.pc_off[i]
@@ -222,7 +222,7 @@ def piece_query(m, t, d, i, qbuf):  # pragma: no cover - numba
     return np_
 
 
-@njit(cache=True)
+@inner
 def fits(m, qbuf, i, a, b):  # pragma: no cover - numba
     """Whether node ``i`` may go from ``a`` to ``b`` given its pieces' maxima in ``qbuf``."""
     p0 = m.pc_off[i]
@@ -233,7 +233,7 @@ def fits(m, qbuf, i, a, b):  # pragma: no cover - numba
     return True
 
 
-@njit(cache=True)
+@inner
 def apply_move(m, sol, t, d, i, s):  # pragma: no cover - numba
     """Set ``sol[i] = s`` and update the load tree (one range-add per piece)."""
     a = sol[i]
@@ -247,7 +247,7 @@ def apply_move(m, sol, t, d, i, s):  # pragma: no cover - numba
     sol[i] = s
 
 
-@njit(cache=True)
+@inner
 def move_logged(m, sol, t, d, i, s, sc):  # pragma: no cover - numba
     """:func:`apply_move`, remembering the node's first previous strategy while logging is on
     (so a rejected kick + descent is undone by resetting only the nodes it touched)."""
@@ -260,14 +260,14 @@ def move_logged(m, sol, t, d, i, s, sc):  # pragma: no cover - numba
     apply_move(m, sol, t, d, i, s)
 
 
-@njit(cache=True)
+@inner
 def log_start(sc):  # pragma: no cover - numba
     sc.ints[5] = 1
     sc.ints[6] = 0
     sc.ints[7] += 1
 
 
-@njit(cache=True)
+@inner
 def log_price_delta(m, wp, sol, sc):  # pragma: no cover - numba
     """Price change of everything logged since :func:`log_start`."""
     r = 0.0
@@ -277,7 +277,7 @@ def log_price_delta(m, wp, sol, sc):  # pragma: no cover - numba
     return r
 
 
-@njit(cache=True)
+@inner
 def log_rollback(m, sol, t, d, sc):  # pragma: no cover - numba
     for j in range(sc.ints[6] - 1, -1, -1):
         apply_move(m, sol, t, d, sc.lnodes[j], sc.lold[j])
@@ -285,7 +285,7 @@ def log_rollback(m, sol, t, d, sc):  # pragma: no cover - numba
 
 
 # ------------------------------------------------------------------------------------------ single
-@njit(cache=True)
+@inner
 def best_single(m, sol, t, d, wp, hard, i, sc, allow_equal):  # pragma: no cover - numba
     """Best strategy for node ``i`` (objective = cost + price), or -1 when none improves.
 
@@ -325,7 +325,7 @@ def best_single(m, sol, t, d, wp, hard, i, sc, allow_equal):  # pragma: no cover
     return bs, buf[bs] - base
 
 
-@njit(cache=True)
+@kernel
 def sweep(m, sol, t, d, wp, hard, order, sc):  # pragma: no cover - numba
     """One pass of best-improvement single-node moves in ``order``; returns (cost delta, moves)."""
     total = np.int64(0)
@@ -340,7 +340,7 @@ def sweep(m, sol, t, d, wp, hard, order, sc):  # pragma: no cover - numba
     return total, moves
 
 
-@njit(cache=True)
+@kernel
 def count_evals(m, sol, t, d, order, sc):  # pragma: no cover - numba
     """Evaluate every strategy of every node in ``order`` with its memory check (benchmark)."""
     n_ok = 0
@@ -357,13 +357,13 @@ def count_evals(m, sol, t, d, order, sc):  # pragma: no cover - numba
 
 
 # ------------------------------------------------------------------------------------------ block
-@njit(cache=True)
+@inner
 def _next_stamp(sc):  # pragma: no cover - numba
     sc.ints[0] += 1
     return sc.ints[0]
 
 
-@njit(cache=True)
+@inner
 def grow_tree(m, root, max_nodes, max_work, sc, stamp):  # pragma: no cover - numba
     """BFS an induced tree (no edge between block nodes except parent-child) from ``root``.
 
@@ -418,7 +418,7 @@ def grow_tree(m, root, max_nodes, max_work, sc, stamp):  # pragma: no cover - nu
     return cnt
 
 
-@njit(cache=True)
+@inner
 def block_solve(m, sol, t, d, wp, hard, cnt, sc, stamp):  # pragma: no cover - numba
     """Jointly optimal strategies of the block ``sc.nodes[:cnt]`` (an induced tree) by DP.
 
@@ -511,7 +511,7 @@ def block_solve(m, sol, t, d, wp, hard, cnt, sc, stamp):  # pragma: no cover - n
     return best
 
 
-@njit(cache=True)
+@inner
 def commit_or_revert(m, sol, t, d, wp, hard, cnt, sc, allow_equal):  # pragma: no cover - numba
     """Apply ``sc.newv`` to ``sc.nodes[:cnt]``; keep it when it improves and fits, else undo.
 
@@ -543,7 +543,7 @@ def commit_or_revert(m, sol, t, d, wp, hard, cnt, sc, allow_equal):  # pragma: n
     return True, dc
 
 
-@njit(cache=True)
+@inner
 def block_move(m, sol, t, d, wp, hard, root, max_nodes, max_work, sc):  # pragma: no cover
     """Grow an induced tree at ``root``, re-choose it by DP; returns (accepted, cost delta)."""
     stamp = _next_stamp(sc)
@@ -556,7 +556,7 @@ def block_move(m, sol, t, d, wp, hard, root, max_nodes, max_work, sc):  # pragma
 
 
 # ------------------------------------------------------------------------------------------ cascade
-@njit(cache=True)
+@inner
 def _choose_in_cascade(m, sol, t, d, wp, hard, z, sc, stamp):  # pragma: no cover - numba
     """Best strategy for ``z`` counting forbidden entries only against nodes already moved.
 
@@ -601,7 +601,7 @@ def _choose_in_cascade(m, sol, t, d, wp, hard, z, sc, stamp):  # pragma: no cove
     return bs
 
 
-@njit(cache=True)
+@inner
 def _queue_conflicts(m, sol, z, sc, stamp, cnt, tail, respond):  # pragma: no cover - numba
     """Queue the unmoved neighbours of ``z`` whose entry with ``z`` is now forbidden or, with
     ``respond``, no longer the cheapest of its row (the neighbour may want to follow)."""
@@ -626,7 +626,7 @@ def _queue_conflicts(m, sol, z, sc, stamp, cnt, tail, respond):  # pragma: no co
     return tail
 
 
-@njit(cache=True)
+@inner
 def cascade(m, sol, t, d, wp, hard, x, s, max_changed, sc, force, abort_clash,
             respond):  # pragma: no cover - numba
     """Set ``x`` to ``s`` and let the consequences propagate (the "follow" move).
@@ -686,7 +686,7 @@ def cascade(m, sol, t, d, wp, hard, x, s, max_changed, sc, force, abort_clash,
     return True, dc
 
 
-@njit(cache=True)
+@inner
 def cascade_node(m, sol, t, d, wp, hard, x, max_changed, sc, abort_clash,
                  respond):  # pragma: no cover - numba
     """Try a cascade from each other alive strategy of ``x``, cheapest alone first; first win."""

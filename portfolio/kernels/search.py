@@ -8,7 +8,7 @@ and would dominate on 30k-node instances.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .jit import inner, kernel
 
 from .moves import (
     best_single, block_move, cascade_node, log_price_delta, log_rollback, log_start, move_logged,
@@ -17,7 +17,7 @@ from .moves import (
 )
 
 
-@njit(cache=True)
+@inner
 def _push_neighbours(m, sc, x, tail, count, n):  # pragma: no cover - numba
     for q in range(m.inc_off[x], m.inc_off[x + 1]):
         y = m.inc_other[q]
@@ -29,7 +29,7 @@ def _push_neighbours(m, sc, x, tail, count, n):  # pragma: no cover - numba
     return tail, count
 
 
-@njit(cache=True)
+@inner
 def push(sc, x, tail, count, n):  # pragma: no cover - numba
     if sc.inq[x] == 0:
         sc.inq[x] = 1
@@ -39,7 +39,7 @@ def push(sc, x, tail, count, n):  # pragma: no cover - numba
     return tail, count
 
 
-@njit(cache=True)
+@kernel
 def descend(m, sol, t, d, wp, hard, sc, count, block_nodes, block_work,
             cascade_cap):  # pragma: no cover - numba
     """Improve until the worklist ``sc.wl[:count]`` (flagged in ``sc.inq``) is empty.
@@ -82,22 +82,24 @@ def descend(m, sol, t, d, wp, hard, sc, count, block_nodes, block_work,
     return total
 
 
-@njit(cache=True)
-def descend_all(m, sol, t, d, wp, hard, sc, order, block_nodes, block_work,
-                cascade_cap):  # pragma: no cover - numba
-    """:func:`descend` starting with every node of ``order`` queued."""
-    n = len(sol)
-    count = 0
-    for r in range(len(order)):
-        x = order[r]
-        if sc.inq[x] == 0:
-            sc.inq[x] = 1
-            sc.wl[count] = x
-            count += 1
-    return descend(m, sol, t, d, wp, hard, sc, count, block_nodes, block_work, cascade_cap)
+def descend_all(m, sol, t, d, wp, hard, sc, order, block_nodes, block_work, cascade_cap) -> int:
+    """:func:`descend` starting with every node of ``order`` queued.
+
+    Plain Python on purpose: as a kernel of its own it re-optimised the whole move tree once more
+    when compiled (3 s of a cold start) for a loop numpy does in microseconds.
+    """
+    fresh = order[sc.inq[order] == 0]
+    if len(fresh) > 1:   # each node once, first occurrence first (as the worklist wants)
+        _, first = np.unique(fresh, return_index=True)
+        if len(first) < len(fresh):
+            fresh = fresh[np.sort(first)]
+    sc.inq[fresh] = 1
+    sc.wl[:len(fresh)] = fresh
+    return descend(m, sol, t, d, wp, hard, sc, len(fresh), int(block_nodes), int(block_work),
+                   int(cascade_cap))
 
 
-@njit(cache=True)
+@inner
 def kick(m, sol, t, d, hard, sc, size):  # pragma: no cover - numba
     """Re-randomise a BFS region of ``size`` nodes around a random node (alive strategies that fit
     alone when ``hard``); queue the region and its neighbours. Returns (cost delta, queued)."""
@@ -155,7 +157,7 @@ def kick(m, sol, t, d, hard, sc, size):  # pragma: no cover - numba
     return dc, count
 
 
-@njit(cache=True)
+@kernel
 def ils(m, sol, t, d, wp, hard, sc, iters, kmin, kmax, block_nodes, block_work, cascade_cap,
         temperature, best_sol, max_evals=-1):  # pragma: no cover - numba
     """Iterated local search: kick, descend, keep when not worse (or by a Metropolis test at
@@ -203,7 +205,7 @@ def ils(m, sol, t, d, wp, hard, sc, iters, kmin, kmax, block_nodes, block_work, 
 BUCKET = 64
 
 
-@njit(cache=True)
+@kernel
 def stab_index(m, npts):  # pragma: no cover - numba
     """Pieces per bucket of ``BUCKET`` time points (CSR), and each piece's node: finds the pieces
     live at a time point without scanning all of them."""
@@ -231,7 +233,7 @@ def stab_index(m, npts):  # pragma: no cover - numba
     return off, items, owner
 
 
-@njit(cache=True)
+@inner
 def argmax_leaf(t, d):  # pragma: no cover - numba
     """Index of a leaf holding the tree's maximum."""
     size = len(t) >> 1
@@ -242,7 +244,7 @@ def argmax_leaf(t, d):  # pragma: no cover - numba
     return p - size
 
 
-@njit(cache=True)
+@kernel
 def repair(m, sol, t, d, sc, boff, bitems, owner, max_rounds):  # pragma: no cover - numba
     """Greedy memory repair: while some time point is over capacity, switch nodes live there to
     lower-usage strategies, least cost increase per unit of usage saved first, until that point
@@ -313,7 +315,7 @@ def repair(m, sol, t, d, sc, boff, bitems, owner, max_rounds):  # pragma: no cov
 
 
 # ------------------------------------------------------------------------------------------ greedy
-@njit(cache=True)
+@kernel
 def buy_by_ratio(m, sol, t, d, sc, max_rounds):  # pragma: no cover - numba
     """Greedy design 1: repeatedly take, over all nodes, the improving moves that fit, largest cost
     saving per unit of extra memory volume (usage x time points) first, re-checking each before

@@ -13,13 +13,13 @@ the global max, so a plan is feasible iff ``t[1] <= 0``.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .jit import inner, kernel
 
 NEG = -(1 << 62)
 """Value of the padding leaves: never the maximum, and safe to add a few deltas to."""
 
 
-@njit(cache=True)
+@kernel
 def seg_build(values):  # pragma: no cover - numba
     """A tree holding ``values`` (any length, padded to a power of two); returns (t, d)."""
     size = 1
@@ -34,7 +34,7 @@ def seg_build(values):  # pragma: no cover - numba
     return t, d
 
 
-@njit(cache=True)
+@inner
 def seg_add(t, d, lo, hi, value):  # pragma: no cover - numba
     """Add ``value`` to every leaf in ``[lo, hi)``."""
     if lo >= hi or value == 0:
@@ -65,7 +65,7 @@ def seg_add(t, d, lo, hi, value):  # pragma: no cover - numba
         p >>= 1
 
 
-@njit(cache=True)
+@inner
 def seg_query(t, d, lo, hi):  # pragma: no cover - numba
     """Maximum over the leaves in ``[lo, hi)`` (``NEG`` or below when empty)."""
     size = len(t) >> 1
@@ -95,7 +95,7 @@ def seg_query(t, d, lo, hi):  # pragma: no cover - numba
     return resl if resl > resr else resr
 
 
-@njit(cache=True)
+@kernel
 def seg_leaves(t, d, n):  # pragma: no cover - numba
     """The first ``n`` leaf values with all pending adds applied (for checks and rebuilds)."""
     size = len(t) >> 1

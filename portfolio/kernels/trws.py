@@ -16,12 +16,12 @@ rare general edges are left to the exact moves.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from .jit import kernel
 
 BIG = 1e30
 
 
-@njit(cache=True)
+@kernel
 def trws_setup(m, order):  # pragma: no cover - numba
     """(position of each node in ``order``, reverse incidence, message offsets, weights)."""
     n = len(m.soff) - 1
@@ -61,7 +61,7 @@ def trws_setup(m, order):  # pragma: no cover - numba
     return pos, rev, moff, gamma
 
 
-@njit(cache=True)
+@kernel
 def unaries(m, wp, out):  # pragma: no cover - numba
     """Node cost + usage price per strategy; dead strategies get ``BIG``."""
     n = len(m.soff) - 1
@@ -80,7 +80,7 @@ def unaries(m, wp, out):  # pragma: no cover - numba
             out[so + s] = v
 
 
-@njit(cache=True)
+@kernel
 def trws_iterate(m, theta, order, pos, rev, moff, gamma, msg, lab, iters, hat):  # pragma: no cover
     """Run ``iters`` forward+backward passes; ``lab`` gets the labelling decoded in the last
     forward pass (each node best given the earlier nodes' labels and the later nodes' messages).
@@ -146,7 +146,7 @@ def trws_iterate(m, theta, order, pos, rev, moff, gamma, msg, lab, iters, hat): 
                         msg[moff[rq] + t] -= mn_all
 
 
-@njit(cache=True)
+@kernel
 def labelling_energy(m, theta, lab):  # pragma: no cover - numba
     """Priced objective of a labelling over binary edges (float, for choosing among decodes)."""
     n = len(m.soff) - 1
