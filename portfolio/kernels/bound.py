@@ -48,7 +48,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
-from numba import njit
+from .jit import kernel
 
 from ..problem import FORBIDDEN, Problem
 from . import moves as mv
@@ -60,7 +60,7 @@ INF = np.inf
 
 
 # ------------------------------------------------------------------------------ directed rounding
-@njit(cache=True)
+@kernel
 def two_sum(a, b):  # pragma: no cover - numba
     """(s, e) with s = fl(a + b) and s + e == a + b exactly (Knuth's TwoSum, finite inputs)."""
     s = a + b
@@ -69,7 +69,7 @@ def two_sum(a, b):  # pragma: no cover - numba
     return s, e
 
 
-@njit(cache=True)
+@kernel
 def add_dn(a, b):  # pragma: no cover - numba
     """A float <= a + b (exact reals); exactly a + b when that is a float (TwoSum tells)."""
     if a == INF or b == INF:
@@ -82,7 +82,7 @@ def add_dn(a, b):  # pragma: no cover - numba
     return np.nextafter(s, -INF)
 
 
-@njit(cache=True)
+@kernel
 def add_up(a, b):  # pragma: no cover - numba
     """A float >= a + b (finite inputs)."""
     s, e = two_sum(a, b)
@@ -91,14 +91,14 @@ def add_up(a, b):  # pragma: no cover - numba
     return np.nextafter(s, INF)
 
 
-@njit(cache=True)
+@kernel
 def _split(a):  # pragma: no cover - numba
     c = 134217729.0 * a   # 2**27 + 1 (Veltkamp)
     hi = c - (c - a)
     return hi, a - hi
 
 
-@njit(cache=True)
+@kernel
 def mul_dn(a, b):  # pragma: no cover - numba
     """A float <= a * b (finite inputs below 2**990); exact when the product is a float
     (Dekker's TwoProduct gives the rounding error exactly)."""
@@ -115,7 +115,7 @@ def mul_dn(a, b):  # pragma: no cover - numba
     return np.nextafter(p, -INF)
 
 
-@njit(cache=True)
+@kernel
 def int_dn(x):  # pragma: no cover - numba
     """A float <= the int64 ``x`` (|x| < 2**62; exact up to 2**53)."""
     f = np.float64(x)
@@ -125,7 +125,7 @@ def int_dn(x):  # pragma: no cover - numba
 
 
 # ------------------------------------------------------------------------------ the bound kernel
-@njit(cache=True)
+@kernel
 def star_bound(m, lam, msg, pos, rev, moff):  # pragma: no cover - numba
     """Certified lower bound (float, rounded down) of ``min_x L(x, lam)`` over plans of the kernel
     model ``m`` without forbidden choices; +inf when such a plan cannot exist. ``msg`` are TRW-S
