@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
-from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status
+from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status, report_bound
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
 from portfolio.problem import Problem
@@ -96,6 +96,7 @@ class BoundBackend(Backend):
                 break
             t = time.time()
             lb.step(target())
+            report_bound(report, lb.best)   # each step; the runner keeps the improvements
             step_s = time.time() - t
             if known[0] is not None and lb.best is not None and lb.best >= known[0]:
                 closed = True

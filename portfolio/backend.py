@@ -68,8 +68,16 @@ class SolveResult:
     timings: dict[str, float] = field(default_factory=dict)
 
 
+LOW, NORMAL = "low", "normal"
+DEMANDS = (NORMAL, LOW)
+"""CPU demand levels a backend may declare through ``report.demand`` (see :class:`Reporter`)."""
+
+
 class Reporter(Protocol):
-    """What a backend gets as ``report``: call it with each improving plan."""
+    """What a backend gets as ``report``: call it with each improving plan.
+
+    ``bound`` and ``demand`` are newer: call them through :func:`report_bound` and
+    :func:`declare_demand`, which accept a reporter without them (a test's own, say)."""
 
     def __call__(self, solution: np.ndarray, note: str = "") -> None: ...
 
@@ -77,18 +85,57 @@ class Reporter(Protocol):
         """The best verified plan the portfolio knows right now (from any backend), or None."""
         ...
 
+    def bound(self, value: Optional[int], note: str = "") -> None:
+        """A proven lower bound on the optimal cost, found during the run (a claim, checked like
+        ``SolveResult.lower_bound``; an exact backend's bound that meets a verified cost ends the
+        run). Send each improvement (None is ignored); the runner records them with their time
+        (gap over time)."""
+        ...
+
+    def demand(self, level: str, why: str = "") -> None:
+        """How much CPU the phase starting now deserves: ``"low"`` (a phase that rarely pays, such
+        as an exact backend's LNS windows when its full model does not fit) or ``"normal"``. The
+        runner gives a low-demand worker the lowest priority (nice 19): it runs on cores nobody
+        else wants. (A worker cannot raise its priority again without privileges: the runner
+        treats ``"low"`` as final for the run.)"""
+        ...
+
+
+def report_bound(report: Reporter, value: int, note: str = "") -> None:
+    """``report.bound(value, note)`` when the reporter has it (a no-op otherwise)."""
+    send = getattr(report, "bound", None)
+    if send is not None:
+        send(value, note)
+
+
+def declare_demand(report: Reporter, level: str, why: str = "") -> None:
+    """``report.demand(level, why)`` when the reporter has it (a no-op otherwise)."""
+    send = getattr(report, "demand", None)
+    if send is not None:
+        send(level, why)
+
 
 class NullReporter:
-    """A reporter for direct calls outside the runner: remembers plans, shares nothing."""
+    """A reporter for direct calls outside the runner: remembers plans, bounds and demands, shares
+    nothing."""
 
     def __init__(self) -> None:
         self.reports: list[tuple[float, np.ndarray, str]] = []
+        self.bounds: list[tuple[float, int, str]] = []
+        self.demands: list[tuple[str, str]] = []
 
     def __call__(self, solution: np.ndarray, note: str = "") -> None:
-        self.reports.append((time.time(), np.array(solution, dtype=np.int64), note))
+        self.reports.append((time.monotonic(), np.array(solution, dtype=np.int64), note))
 
     def best(self) -> Optional[np.ndarray]:
         return None
+
+    def bound(self, value: Optional[int], note: str = "") -> None:
+        if value is not None:
+            self.bounds.append((time.monotonic(), value, note))
+
+    def demand(self, level: str, why: str = "") -> None:
+        self.demands.append((level, why))
 
 
 @runtime_checkable

@@ -383,7 +383,7 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
               workers: int | None = None, seed: int = 0, output: str | None = None,
               as_json: bool = False, quiet: bool = False, force: bool = False,
               use_presolve: bool = True, early_stop: bool = True, policy: str | None = None,
-              memory_limit: object = "default") -> int:
+              memory_limit: object = "default", honour_demand: bool = True) -> int:
     """Run the portfolio on a problem file and report; returns the exit code.
 
     SIGINT/SIGTERM end the run at once: the best verified plan is printed as usual and the exit code
@@ -393,7 +393,7 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
     previous = _on_signals(_raise_interrupted)
     try:
         return _run_solve(problem_path, time_limit, backends, workers, seed, output, as_json, quiet,
-                          force, use_presolve, early_stop, policy, memory_limit, late)
+                          force, use_presolve, early_stop, policy, memory_limit, late, honour_demand)
     except _Interrupted as stop:
         _on_signals(lambda signum, frame: None)
         console.print(f"[yellow]interrupted[/] ({stop}) before any plan was found", highlight=False)
@@ -406,7 +406,7 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
 def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None,
                workers: int | None, seed: int, output: str | None, as_json: bool, quiet: bool,
                force: bool, use_presolve: bool, early_stop: bool, policy: str | None,
-               memory_limit: object, late: list[int]) -> int:
+               memory_limit: object, late: list[int], honour_demand: bool = True) -> int:
     from .progress import LiveProgress, final_table
     from .runner import run_portfolio
 
@@ -415,7 +415,8 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
     chosen = _select_backends(backends, time_limit)
     prob, load_s = _load_for_solve(problem_path)
     kwargs = dict(start=start, workers=workers, seed=seed, presolve=use_presolve,
-                  early_stop=early_stop, memory_limit=memory_limit, fallback=True)
+                  early_stop=early_stop, memory_limit=memory_limit, fallback=True,
+                  honour_demand=honour_demand)
     if policy:
         kwargs["policy"] = policy
     if quiet:
@@ -476,12 +477,14 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
               "proven or an exact backend claims it optimal.")
 @click.option("--schedule", "policy", type=click.Choice(["share", "pin", "slices"]),
               help="How backends share the cores when there are more than cores (default: share).")
+@click.option("--ignore-demand", is_flag=True, help="Give backends that declare a low CPU demand "
+              "(exact backends in LNS mode) a normal share anyway (for comparisons).")
 @click.option("--memory-limit", metavar="SIZE", help="Memory cap per backend (everything it starts "
               "included), e.g. 4G or 512M; 'none' for no cap. Default: 3/4 of the RAM divided by "
               "the number of backends, at least 1G. A backend over it is ended; the others go on.")
 def solve(problem: str | None, time_limit: float, backends: str | None, workers: int | None,
           seed: int, output: str | None, force: bool, as_json: bool, quiet: bool,
-          no_presolve: bool, no_early_stop: bool, policy: str | None,
+          no_presolve: bool, no_early_stop: bool, policy: str | None, ignore_demand: bool,
           memory_limit: str | None) -> None:
     """Find the cheapest feasible plan for PROBLEM (default: the bundled example).
 
@@ -496,7 +499,8 @@ def solve(problem: str | None, time_limit: float, backends: str | None, workers:
         raise UserError(f"--memory-limit: {exc}") from None
     sys.exit(run_solve(problem or bundled_example(), time_limit, backends, workers, seed, output,
                        as_json, quiet, force, use_presolve=not no_presolve,
-                       early_stop=not no_early_stop, policy=policy, memory_limit=cap))
+                       early_stop=not no_early_stop, policy=policy, memory_limit=cap,
+                       honour_demand=not ignore_demand))
 
 
 @cli.command()

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
-from .backend import Backend, Reporter, SolveResult, Status, allotted_cores, time_left
+from .backend import (LOW, Backend, Reporter, SolveResult, Status, allotted_cores, declare_demand,
+                      time_left)
 from .evaluate import evaluate
 from .exactmodel import ExactEngine, ExactOutcome, ModelSize, OutcomeStatus  # noqa: F401
 from .problem import Problem
@@ -186,6 +187,10 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
         notes.append(f"full model too big (estimate {size.variables:,} variables, "
                      f"{size.terms:,} terms; budget {budget.terms:,} terms): LNS windows")
     if lns and best.plan is not None and best.clean and time.monotonic() < stop - 0.2:
+        # LNS windows rarely beat the local search the portfolio runs anyway (measured, see
+        # portfolio/runner/schedule.py): they get the cores nobody else wants.
+        declare_demand(report, LOW, "LNS windows" + ("" if size.within(budget) else
+                                                     " (full model too big)"))
         def window(sub: Problem, limit: float, hint: np.ndarray) -> ExactOutcome:
             return engine.solve(sub, limit, hint, threads, seed, lambda plan: None)
 

@@ -13,7 +13,7 @@ from ..evaluate import Evaluation, evaluate, min_usage_profile
 from . import validate
 from .claims import INFEASIBLE, LOWER_BOUND, OPTIMAL, Claim
 from .presolving import summary
-from .result import BackendRun, Incumbent, PortfolioResult
+from .result import BackendRun, BoundPoint, Incumbent, PortfolioResult
 from .worker import PlanMapping
 
 if TYPE_CHECKING:
@@ -83,6 +83,27 @@ class Answers:
             run.claimed_optimal = False
             standing = [c.value for c in run.claims if not c.false and c.value is not None]
             run.lower_bound = max(standing) if standing else None
+
+    def _in_run_bound(self, run: BackendRun, raw: object, note: str, exact: bool) -> None:
+        """A lower bound sent during the run: recorded with its time (gap over time) and claimed
+        like a final one. Only improvements count; the claim it improves on is implied by it and
+        leaves the book (so a backend whose latest bound is contradicted keeps no bound). A
+        malformed value is dropped and named in the row, as in a final result."""
+        if run.disqualified:
+            return
+        try:
+            value = validate.bound_value(raw)
+        except validate.MessageError as exc:
+            run.note = f"dropped: {exc}"
+            return
+        if value is None or (run.bounds and value <= run.bounds[-1].value):
+            return
+        implied = [c for c in run.claims if c.kind == LOWER_BOUND and not c.false and c.value < value]
+        run.claims = [c for c in run.claims if c not in implied]
+        self.claims.claims = [c for c in self.claims.claims if all(c is not i for i in implied)]
+        run.bounds.append(BoundPoint(round(self.now(), 4), value, run.name, note))
+        run.lower_bound = max(value, run.lower_bound if run.lower_bound is not None else value)
+        self._claim(run, LOWER_BOUND, value, exact)
 
     def _reject(self, run: BackendRun, reason: str) -> None:
         """The backend sent something false or malformed: its row says so. Plans it reported
@@ -168,6 +189,7 @@ class Answers:
             solution=solution, evaluation=evaluation, winner=winner, elapsed=self.now(),
             infeasible_proven_by=infeasible_by, proof=proof, claims=list(self.claims.claims),
             stopped_early=self.stopped_early, presolve=self.presolve_info, interrupted=self.interrupted,
-            schedule={"policy": self.scheduler.policy, "cores": self.cores},
+            schedule={"policy": self.scheduler.policy, "cores": self.cores,
+                      "honour_demand": self.honour_demand},
         )
 

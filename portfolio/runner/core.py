@@ -50,7 +50,7 @@ class Portfolio(Launching, Supervision, Answers, StopRules):
                  presolved: Optional[PlanMapping] = None, presolve: bool = False,
                  early_stop: bool = True, policy: str = DEFAULT_POLICY,
                  extra_seeds: bool = True, memory_limit: object = "default",
-                 fallback: bool = True) -> None:
+                 fallback: bool = True, honour_demand: bool = True) -> None:
         names = [b.name for b in backends]
         if len(set(names)) != len(names):
             raise ValueError(f"backend listed twice: {names}")
@@ -64,6 +64,7 @@ class Portfolio(Launching, Supervision, Answers, StopRules):
         self.workers = self.cores
         self.seed, self.on_update, self.early_stop = seed, on_update, early_stop
         self.extra_seeds = extra_seeds
+        self.honour_demand = honour_demand  # a backend's declared low CPU demand lowers its priority
         self.fallback = fallback  # the reserve plan may be the answer (it always checks claims)
         # Bytes one backend (with everything it starts) may use; "default": a share of the RAM.
         self.memory_limit: Optional[int] = (contain.default_memory_limit(len(self.backends))
@@ -186,7 +187,7 @@ def run_portfolio(problem: Problem, backends: Sequence[BackendLike], time_limit:
                   presolved: Optional[PlanMapping] = None, presolve: bool = False,
                   early_stop: bool = True, policy: str = DEFAULT_POLICY,
                   extra_seeds: bool = True, memory_limit: object = "default",
-                  fallback: bool = True) -> PortfolioResult:
+                  fallback: bool = True, honour_demand: bool = True) -> PortfolioResult:
     """Run ``backends`` on ``problem`` until ``start + time_limit`` and return the best verified plan.
 
     ``start`` is a ``time.monotonic()`` value (default: now; system-wide on Linux, so it compares
@@ -201,7 +202,9 @@ def run_portfolio(problem: Problem, backends: Sequence[BackendLike], time_limit:
     verified plan; ``PortfolioResult.interrupted`` names the signal. ``fallback`` (default True)
     makes the runner's own least-memory plan the answer when no backend found a cheaper one, so that
     a run always answers; ``bench`` turns it off so that a configuration's row is its backends' own.
+    ``honour_demand`` (default True) gives a backend that declares a low CPU demand
+    (``report.demand("low")``) the lowest priority (see :mod:`.schedule`); False ignores demands.
     """
     return Portfolio(problem, backends, time_limit, start, workers, seed, warm_start, on_update,
                      presolved, presolve, early_stop, policy, extra_seeds, memory_limit,
-                     fallback).run()
+                     fallback, honour_demand).run()

@@ -12,7 +12,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..backend import BackendLike, Status
+from ..backend import LOW, BackendLike, Status
 from ..registry import poll_available
 from . import validate
 from .presolving import PRESOLVE_SHARE, presolve_main
@@ -128,7 +128,8 @@ class Launching:
         if self.soft_deadline - time.monotonic() < EXTRA_MIN_SECONDS:
             return
         live = [w for w in self.active if not w.done]
-        if sum(w.run.cores for w in live) >= self.cores:
+        busy = [w for w in live if not (self.honour_demand and w.run.demand == LOW)]
+        if sum(w.run.cores for w in busy) >= self.cores:
             return
         candidates = [w.backend for w in live
                       if getattr(w.backend.capabilities, "randomized", False) and w.run.phase == "solve"]

@@ -27,6 +27,17 @@ class Incumbent:
 
 
 @dataclass
+class BoundPoint:
+    """One improving lower bound a backend sent during its run (a claim; ``false`` once a verified
+    plan costs less)."""
+
+    time: float          # seconds since the run started
+    value: int
+    backend: str
+    note: str = ""
+
+
+@dataclass
 class BackendRun:
     """Everything the portfolio knows about one backend's run: a row of the final table.
 
@@ -54,6 +65,9 @@ class BackendRun:
     cpu_seconds: Optional[float] = None   # user+system CPU of the worker's process, from /proc
     prepare_seconds: Optional[float] = None
     phase: str = ""                # "prepare" or "solve" while running
+    bounds: list[BoundPoint] = field(default_factory=list)   # in-run bounds, as received
+    demand: str = "normal"         # CPU demand the backend declared last ("low": nice 19)
+    demand_note: str = ""
 
     def __post_init__(self) -> None:
         self.backend = self.backend or self.name
@@ -77,8 +91,11 @@ class BackendRun:
             "cores": self.cores,
             "cpu_seconds": self.cpu_seconds,
             "prepare_seconds": self.prepare_seconds,
+            "demand": self.demand,
+            "demand_note": self.demand_note,
             "claims": [c.to_dict() for c in self.claims],
             "incumbents": [{"time": i.time, "cost": i.cost, "note": i.note} for i in self.incumbents],
+            "bounds": [{"time": b.time, "value": b.value, "note": b.note} for b in self.bounds],
         }
 
 
@@ -114,6 +131,32 @@ class PortfolioResult:
     def incumbents(self) -> list[Incumbent]:
         found = [i for run in self.runs.values() for i in run.incumbents]
         return sorted(found, key=lambda i: i.time)
+
+    @property
+    def bound_trace(self) -> list[BoundPoint]:
+        """Every in-run bound of every backend, by time, that still stands (not contradicted)."""
+        false = {(c.source, c.value) for c in self.claims if c.false}
+        found = [b for run in self.runs.values() for b in run.bounds
+                 if (b.backend, b.value) not in false]
+        return sorted(found, key=lambda b: b.time)
+
+    def gap_trace(self) -> list[tuple[float, Optional[int], Optional[int]]]:
+        """(time, best verified cost, best standing bound) at every change of either: the gap over
+        time. Final bounds and the runner's own proofs count from the time they were claimed."""
+        events: list[tuple[float, str, int]] = [(i.time, "cost", i.cost) for i in self.incumbents]
+        events += [(c.time, "bound", c.value) for c in self.claims
+                   if not c.false and c.value is not None]
+        cost = bound = None
+        out: list[tuple[float, Optional[int], Optional[int]]] = []
+        for at, kind, value in sorted(events, key=lambda e: e[0]):
+            if kind == "cost" and (cost is None or value < cost):
+                cost = value
+            elif kind == "bound" and (bound is None or value > bound):
+                bound = value
+            else:
+                continue
+            out.append((at, cost, bound))
+        return out
 
     @property
     def best_bound(self) -> Optional[Claim]:
@@ -161,5 +204,10 @@ class PortfolioResult:
             "backends": [run.to_dict() for run in self.runs.values()],
             "incumbents": [{"time": i.time, "cost": i.cost, "backend": i.backend, "note": i.note}
                            for i in self.incumbents],
+            "bounds": [{"time": b.time, "value": b.value, "backend": b.backend, "note": b.note}
+                       for b in self.bound_trace],
+            "gap_trace": [{"time": t, "cost": c, "bound": b,
+                           "gap": None if c is None or b is None or c <= 0 else (c - b) / c}
+                          for t, c, b in self.gap_trace()],
             "solution": None if self.solution is None else [int(s) for s in self.solution],
         }

@@ -12,6 +12,14 @@ that never frees its core. Three rules share the cores when there are more worke
   time so far run and the others are stopped (SIGSTOP/SIGCONT round robin). All are resumed
   shortly before the deadline so that each can return its result.
 
+Under every rule, a backend that declares a low CPU demand (``report.demand("low")``: an exact
+backend whose full model does not fit and that runs LNS windows instead) gets the lowest priority:
+its process group goes to nice 19 (CFS weight 15 against 1024 at nice 0, so it runs on cores no
+one else wants), under ``slices`` it gets a slice only when fewer normal workers than cores are
+left, and it does not count as holding a core when idle cores are filled with extra seeds. Why:
+measured at 60 s on the shared instances whose exact model does not fit, the LNS windows improved
+nothing while taking cores from the local search (``docs/benchmarks.md``).
+
 Cores beyond the number of backends go to backends declaring ``threads`` (told through
 ``PORTFOLIO_CORES``), and whenever a core falls idle while budget is left the runner starts another
 copy of a ``randomized`` backend with a new seed (see :mod:`portfolio.runner.launch`).
@@ -27,6 +35,8 @@ POLICIES = ("share", "pin", "slices")
 DEFAULT_POLICY = "share"
 SLICE = 0.5
 """Seconds of one time slice under ``slices``."""
+LOW_NICE = 19
+"""The nice value of a worker that declared a low CPU demand (the lowest priority)."""
 
 
 def machine_cores() -> int:
@@ -72,6 +82,7 @@ class Scheduler:
         self.load = [0] * cores          # pinned workers per core
         self.pinned: dict[int, list[int]] = {}
         self.stopped: set[int] = set()
+        self.low: set[int] = set()       # workers that declared a low CPU demand
         self.next_slice = 0.0
         try:
             self.cpu_ids = sorted(os.sched_getaffinity(0))[:cores]
@@ -95,13 +106,24 @@ class Scheduler:
         for c in self.pinned.pop(pid, []):
             self.load[c] -= 1
         self.stopped.discard(pid)
+        self.low.discard(pid)
+
+    def lower(self, pid: int) -> None:
+        """A worker declared a low demand: its whole process group (every thread of every process
+        in it, and what they start later) to nice ``LOW_NICE``. Final: an unprivileged process
+        cannot raise a priority again."""
+        self.low.add(pid)
+        try:
+            os.setpriority(os.PRIO_PGRP, pid, LOW_NICE)
+        except (OSError, AttributeError):
+            pass
 
     def tick(self, now: float, running: Iterable[tuple[int, float]]) -> None:
         """``running``: (pid, cpu seconds so far) of live workers. Rotates slices when due."""
         if self.policy != "slices" or now < self.next_slice:
             return
         self.next_slice = now + SLICE
-        ranked = sorted(running, key=lambda pc: pc[1])
+        ranked = sorted(running, key=lambda pc: (pc[0] in self.low, pc[1]))
         go = {pid for pid, _ in ranked[: self.cores]}
         for pid, _ in ranked:
             self._signal(pid, go=pid in go)

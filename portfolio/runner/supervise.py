@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Optional
 
-from ..backend import BackendLike, Status
+from ..backend import LOW, BackendLike, Status
 from . import contain, validate
 from .result import BackendRun
 from .schedule import cpu_seconds
@@ -73,6 +73,10 @@ class Supervision:
             if refused:
                 self._kill(worker)
                 self._reject(run, refused)
+        elif kind == "bound":
+            self._in_run_bound(run, fields[1], fields[2], bool(worker.backend.capabilities.exact))
+        elif kind == "demand":
+            self._set_demand(worker, fields[0], fields[1])
         elif kind == "error":
             run.status, run.note = Status.ERROR, f"exception: {fields[0]}"
             run.finished = round(self.now(), 4)
@@ -83,6 +87,14 @@ class Supervision:
                 self._reject(run, str(exc))
                 return
             self._accept_result(worker, result)
+
+    def _set_demand(self, worker: _Worker, level: str, why: str) -> None:
+        """A declared CPU demand: a low one sends the worker's whole process group to nice 19 (see
+        :mod:`.schedule`), unless the run ignores demands (``honour_demand=False``)."""
+        run = worker.run
+        run.demand, run.demand_note = level, why
+        if level == LOW and self.honour_demand and not worker.done:
+            self.scheduler.lower(worker.process.pid)
 
     def _release(self, worker: _Worker) -> None:
         if worker.key is not None and self.compiling.get(worker.key) == worker.run.name:

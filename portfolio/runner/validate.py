@@ -14,7 +14,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..backend import Status
+from ..backend import DEMANDS, Status
 
 RETURNABLE = (Status.OPTIMAL, Status.FEASIBLE, Status.INFEASIBLE_PROVEN, Status.NO_SOLUTION,
               Status.UNSUPPORTED, Status.ERROR)
@@ -110,13 +110,20 @@ def message(msg: object) -> tuple[str, tuple]:
     if not isinstance(msg, tuple) or not msg or not isinstance(msg[0], str):
         raise MessageError(f"message of type {type(msg).__name__} is not a tagged tuple")
     kind, rest = msg[0], msg[1:]
-    expected = {"incumbent": 3, "prepared": 2, "done": 1, "error": 1}
+    expected = {"incumbent": 3, "bound": 3, "demand": 2, "prepared": 2, "done": 1, "error": 1}
     if kind not in expected:
         raise MessageError(f"unknown message kind {note_text(kind)[:40]}")
     if len(rest) != expected[kind]:
         raise MessageError(f"{kind} message with {len(rest)} fields, expected {expected[kind]}")
     if kind == "incumbent":
         return kind, (seconds_value(rest[0]), rest[1], note_text(rest[2]))
+    if kind == "bound":  # the value is checked by the receiver: a malformed one is dropped, named
+        return kind, (seconds_value(rest[0]), rest[1], note_text(rest[2]))
+    if kind == "demand":
+        if rest[0] not in DEMANDS:
+            raise MessageError(f"demand {note_text(repr(rest[0]))[:40]}: expected one of "
+                               f"{', '.join(DEMANDS)}")
+        return kind, (rest[0], note_text(rest[1]))
     if kind == "prepared":
         return kind, (seconds_value(rest[0]), None if rest[1] is None else note_text(rest[1]))
     if kind == "error":

@@ -2,7 +2,9 @@
 
 A worker sends plain data only, so the parent never unpickles a plugin's objects:
 ``("prepared", seconds, error_or_None)`` once ``prepare()`` returned (or raised),
-``("incumbent", seconds_since_start, int64_plan, note)`` for improving plans (throttled), then
+``("incumbent", seconds_since_start, int64_plan, note)`` for improving plans and
+``("bound", seconds_since_start, bound, note)`` for improving lower bounds (both throttled),
+``("demand", "low"|"normal", why)`` when the backend's CPU demand changes, then
 ``("done", {"status", "solution", "lower_bound", "note"})`` or ``("error", traceback_text)``.
 ``prepare()`` (JIT compilation, for instance) runs here, under the deadline, never in the parent.
 """
@@ -105,6 +107,7 @@ class PipeReporter:
                  mapping: Optional[PlanMapping] = None) -> None:
         self.conn, self.t0, self.shared, self.mapping = conn, t0, shared, mapping
         self.pending: Optional[tuple[np.ndarray, str]] = None
+        self.pending_bound: Optional[tuple[object, str]] = None
         self.last_sent = 0.0
         self.seen = 0
         self.latest_best: Optional[np.ndarray] = None
@@ -119,18 +122,42 @@ class PipeReporter:
             if time.monotonic() - self.last_sent >= REPORT_INTERVAL:
                 self._send_pending()
 
+    def bound(self, value: object, note: str = "") -> None:
+        """An improving lower bound: throttled like plans (the latest one pending is sent)."""
+        if value is None:
+            return
+        with self.lock:
+            self.pending_bound = (_plain_bound(value), str(note))
+            if time.monotonic() - self.last_sent >= REPORT_INTERVAL:
+                self._send_pending()
+
+    def demand(self, level: str, why: str = "") -> None:
+        self.send(("demand", level if isinstance(level, str) else repr(level)[:40], str(why)),
+                  final=False)
+
     def _send_pending(self) -> None:
-        if self.pending is not None and not self.closed:
+        if self.closed:
+            return
+        sent = False
+        if self.pending is not None:
             plan, note = self.pending
             self.pending = None
             self.conn.send(("incumbent", time.monotonic() - self.t0, plan, note))
+            sent = True
+        if self.pending_bound is not None:
+            value, note = self.pending_bound
+            self.pending_bound = None
+            self.conn.send(("bound", time.monotonic() - self.t0, value, note))
+            sent = True
+        if sent:
             self.last_sent = time.monotonic()
 
     def _flusher(self) -> None:
         while not self.closed:
             time.sleep(REPORT_INTERVAL / 2)
             with self.lock:
-                if self.pending is not None and time.monotonic() - self.last_sent >= REPORT_INTERVAL:
+                if ((self.pending is not None or self.pending_bound is not None)
+                        and time.monotonic() - self.last_sent >= REPORT_INTERVAL):
                     self._send_pending()
 
     def flush(self) -> None:

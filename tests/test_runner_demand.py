@@ -1,0 +1,109 @@
+"""CPU demand: a backend that declares a low demand (an exact backend in LNS mode) gets the lowest
+priority, does not hold a core against extra seeds, and the exact driver declares it in LNS mode."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+import pytest
+
+import faulty_backends as fb
+from portfolio.backend import LOW, Backend, Capabilities, NullReporter, SolveResult, Status
+from portfolio.cli import bundled_example
+from portfolio.exact import solve_with_engine
+from portfolio.exactmodel import ExactOutcome, ModelSize
+from portfolio.io import load_problem
+from portfolio.runner import run_portfolio
+from portfolio.runner.schedule import LOW_NICE
+
+
+@pytest.fixture(scope="module")
+def example():
+    return load_problem(bundled_example())
+
+
+class Demanding(Backend):
+    """Declares a demand, then spins (or waits) to the deadline; its note says its nice value."""
+
+    capabilities = Capabilities(anytime=True)
+
+    def __init__(self, name: str, level: str = LOW, spin: bool = False) -> None:
+        self.name, self.level, self.spin = name, level, spin
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        report(np.array(problem.min_usage_strategies), "before")
+        report.demand(self.level, "testing")
+        stop = time.monotonic() + min(1.0, deadline - time.time())
+        x = 0
+        while time.time() < deadline - 0.05 if self.spin else time.monotonic() < stop:
+            x += 1
+        return SolveResult(Status.FEASIBLE, np.array(problem.min_usage_strategies),
+                           note=f"nice={os.nice(0)}")
+
+
+def test_a_low_demand_worker_runs_at_the_lowest_priority(example):
+    base = os.nice(0)
+    result = run_portfolio(example, [Demanding("low"), Demanding("normal", "normal")],
+                           time_limit=3.0, workers=2, extra_seeds=False)
+    low, normal = result.runs["low"], result.runs["normal"]
+    assert low.note == f"nice={LOW_NICE}" and low.demand == LOW and low.demand_note == "testing"
+    assert normal.note == f"nice={base}" and normal.demand == "normal"
+    assert result.to_dict()["backends"][0]["demand"] in (LOW, "normal")
+    ignored = run_portfolio(example, [Demanding("low")], time_limit=3.0, honour_demand=False)
+    assert ignored.runs["low"].note == f"nice={base}" and ignored.runs["low"].demand == LOW
+    assert ignored.schedule["honour_demand"] is False
+
+
+def test_a_low_demand_worker_gets_only_the_cpu_nobody_else_wants(example):
+    # both pinned to one core: CFS weights 15 (nice 19) against 1024 (nice 0)
+    result = run_portfolio(example, [Demanding("low", spin=True), fb.Spin("normal")],
+                           time_limit=4.0, workers=1, policy="pin", extra_seeds=False)
+    low, normal = result.runs["low"].cpu_seconds, result.runs["normal"].cpu_seconds
+    assert low is not None and normal is not None and normal > 0.5
+    assert low < normal / 4, (low, normal)
+
+
+def test_a_low_demand_worker_does_not_hold_a_core_against_extra_seeds(example):
+    backends = [fb.RandomSpin(), Demanding("lns", spin=True)]
+    result = run_portfolio(example, backends, time_limit=6.0, workers=2, seed=5)
+    assert "random-spin+1" in result.runs, list(result.runs)
+    plain = run_portfolio(example, backends, time_limit=6.0, workers=2, seed=5, honour_demand=False)
+    assert "random-spin+1" not in plain.runs, list(plain.runs)
+
+
+def test_an_unknown_demand_rejects_its_sender(example):
+    result = run_portfolio(example, [Demanding("greedy-cpu", "high")], time_limit=3.0)
+    run = result.runs["greedy-cpu"]
+    assert run.status is Status.REJECTED and "demand 'high'" in run.note, run.note
+
+
+class TooBig:
+    """An engine whose model never fits, so the driver runs LNS windows (that find nothing)."""
+
+    name = "too-big"
+
+    def estimate(self, problem):
+        return ModelSize(10**9, 10**9, 10**9)
+
+    def budget(self):
+        return ModelSize(1, 1, 1)
+
+    def solve(self, problem, time_limit, hint, threads, seed, on_solution):
+        return ExactOutcome("unknown", note="fake")
+
+
+class Fits(TooBig):
+    def budget(self):
+        return ModelSize(10**10, 10**10, 10**10)
+
+
+def test_the_exact_driver_declares_a_low_demand_in_lns_mode_only(example):
+    report = NullReporter()
+    result = solve_with_engine(TooBig(), example, time.time() + 1.5, 0, None, report, threads=1)
+    assert result.solution is not None
+    assert report.demands == [(LOW, "LNS windows (full model too big)")]
+    report = NullReporter()
+    solve_with_engine(Fits(), example, time.time() + 1.5, 0, None, report, threads=1, lns=False)
+    assert report.demands == []
