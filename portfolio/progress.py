@@ -120,6 +120,27 @@ class FinalTable:
             for run in _order(self.result):
                 if run.note:
                     yield Text(f"  {run.name}: {run.note}", overflow="fold")
+        gaps = gap_over_time(self.result)
+        if gaps:
+            yield Text(gaps, overflow="fold")
+
+
+def gap_over_time(result: PortfolioResult, points: int = 6) -> Optional[str]:
+    """One line: the certified gap (best verified cost against the best standing bound, in-run
+    bounds included) at up to ``points`` moments where it changed, the last one always; None
+    before any bound."""
+    trace = [(t, c, b) for t, c, b in result.gap_trace() if c is not None and b is not None and c > 0]
+    if not trace:
+        return None
+    step = max(1, -(-len(trace) // points))
+    chosen = trace[::-1][::step][::-1]
+    return "gap over time: " + ", ".join(f"{format_gap_pct(c, b)} at {t:.1f} s" for t, c, b in chosen)
+
+
+def format_gap_pct(cost: int, bound: int) -> str:
+    """(cost - bound) / cost as a percentage, for the gap-over-time line."""
+    gap = 100.0 * (cost - bound) / cost
+    return f"{gap:.3g} %" if gap < 1000 else f"{gap:.0f} %"
 
 
 def _order(result: PortfolioResult) -> list[BackendRun]:

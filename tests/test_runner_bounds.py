@@ -99,3 +99,17 @@ def test_report_bound_accepts_reporters_without_it():
     report_bound(null, 7, "x")
     report_bound(null, None)
     assert [(v, n) for _, v, n in null.bounds] == [(7, "x")]
+
+
+def test_the_final_table_shows_the_gap_over_time(example):
+    from rich.console import Console
+
+    from portfolio.progress import final_table, gap_over_time
+
+    result = run_portfolio(example, [Bounder([100, 200])], time_limit=3.0, fallback=False)
+    line = gap_over_time(result)
+    assert line.startswith("gap over time: 78.5 % at ") and line.endswith(" s")
+    assert "57 % at" in line      # (465 - 200) / 465
+    console = Console(width=140, record=True, file=open("/dev/null", "w"))
+    console.print(final_table(result))
+    assert "gap over time:" in console.export_text()

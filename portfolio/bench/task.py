@@ -125,6 +125,8 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
         "lower_bound": max(bounds) if bounds else None,
         "winner": result.winner,
         "incumbents": trace,
+        "gap_trace": [{"time": round(at, 4), "cost": c, "bound": b}   # bounds sent during the run too
+                      for at, c, b in result.gap_trace()],
         "backend_runs": [{"backend": r.name, "status": r.status.value, "best_cost": r.best_cost,
                           "time_to_best": None if r.time_to_best is None else round(r.time_to_best, 4),
                           "lower_bound": r.lower_bound, "note": r.note,

@@ -144,6 +144,7 @@ class PortfolioResult:
         """(time, best verified cost, best standing bound) at every change of either: the gap over
         time. Final bounds and the runner's own proofs count from the time they were claimed."""
         events: list[tuple[float, str, int]] = [(i.time, "cost", i.cost) for i in self.incumbents]
+        events += [(b.time, "bound", b.value) for b in self.bound_trace]
         events += [(c.time, "bound", c.value) for c in self.claims
                    if not c.false and c.value is not None]
         cost = bound = None
