@@ -60,7 +60,8 @@ def _ortools_available() -> tuple[bool, str]:
     ``__init__`` files (0.04 s) where ``cp_model`` itself takes 0.7-1.4 s, and this check runs in the
     runner's process before its first fork. The engine imports ``cp_model`` in the worker."""
     try:
-        found = importlib.util.find_spec("ortools.sat.python.cp_model") is not None
+        found = all(importlib.util.find_spec(name) is not None  # (each level: one may be blocked)
+                    for name in ("ortools", "ortools.sat.python", "ortools.sat.python.cp_model"))
         why = "ModuleNotFoundError"
     except Exception as exc:  # noqa: BLE001 -- any import failure means "not here"
         found, why = False, type(exc).__name__

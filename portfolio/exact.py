@@ -151,6 +151,13 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
         if ev.feasible:
             return SolveResult(Status.OPTIMAL, plan, lower_bound=ev.cost, note="no nodes")
         return SolveResult(Status.NO_SOLUTION, note="the fixed usage alone exceeds the capacity")
+    size = engine.estimate(problem)   # cheap (array sizes): decides the mode before the polish
+    budget = engine.budget()
+    if lns and not size.within(budget):
+        # LNS windows (and the polish before them, the local search again) rarely beat the local
+        # search the portfolio runs anyway (measured, see portfolio/runner/schedule.py): they get
+        # the cores nobody else wants, from the start.
+        declare_demand(report, LOW, "LNS windows (full model too big)")
     if polish and int((problem.strategy_counts > 1).sum()) > POLISH_MIN_FREE:
         # the kernels take the contract's wall-clock deadline
         until = time.time() + min(POLISH_SHARE * (stop - time.monotonic()), POLISH_MAX)
@@ -163,8 +170,6 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
             best.offer(report.best(), "portfolio best", own=False)
         except Exception:  # noqa: BLE001
             pass
-    size = engine.estimate(problem)
-    budget = engine.budget()
     if size.within(budget):
         left = stop - time.monotonic()
         small = (size.terms <= SMALL_MODEL * budget.terms
@@ -187,10 +192,8 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
         notes.append(f"full model too big (estimate {size.variables:,} variables, "
                      f"{size.terms:,} terms; budget {budget.terms:,} terms): LNS windows")
     if lns and best.plan is not None and best.clean and time.monotonic() < stop - 0.2:
-        # LNS windows rarely beat the local search the portfolio runs anyway (measured, see
-        # portfolio/runner/schedule.py): they get the cores nobody else wants.
-        declare_demand(report, LOW, "LNS windows" + ("" if size.within(budget) else
-                                                     " (full model too big)"))
+        if size.within(budget):  # the full model ran out of its share without a proof
+            declare_demand(report, LOW, "LNS windows (full model unproven)")
         def window(sub: Problem, limit: float, hint: np.ndarray) -> ExactOutcome:
             return engine.solve(sub, limit, hint, threads, seed, lambda plan: None)
 

@@ -99,6 +99,13 @@ class Fits(TooBig):
         return ModelSize(10**10, 10**10, 10**10)
 
 
+class JustFits(TooBig):
+    """A large model that fits: the full model gets a share of the time, LNS the rest."""
+
+    def budget(self):
+        return ModelSize(10**9, 10**9, 10**9)
+
+
 def test_the_exact_driver_declares_a_low_demand_in_lns_mode_only(example):
     report = NullReporter()
     result = solve_with_engine(TooBig(), example, time.time() + 1.5, 0, None, report, threads=1)
@@ -107,3 +114,6 @@ def test_the_exact_driver_declares_a_low_demand_in_lns_mode_only(example):
     report = NullReporter()
     solve_with_engine(Fits(), example, time.time() + 1.5, 0, None, report, threads=1, lns=False)
     assert report.demands == []
+    report = NullReporter()
+    solve_with_engine(JustFits(), example, time.time() + 1.5, 0, None, report, threads=1)
+    assert report.demands == [(LOW, "LNS windows (full model unproven)")]
