@@ -270,9 +270,9 @@ def assemble(soff, ncost, eoff, ecost, enoff, enodes, iv_node, iv_lo, iv_hi, iv_
     iv_use = _own(iv_use)
     nint = len(iv_lo)
     varies = np.zeros(nint, np.bool_)
-    if len(iv_use):
-        nz = np.flatnonzero(iv_use != 0)
-        varies[np.unique(np.searchsorted(iv_uoff, nz, side="right") - 1)] = True
+    nonempty = np.diff(iv_uoff) > 0
+    if nonempty.any():   # one pass (a searchsorted + unique of every nonzero usage was 10x slower)
+        varies[nonempty] = np.logical_or.reduceat(iv_use != 0, iv_uoff[:-1][nonempty])
     keep = np.flatnonzero(varies & (iv_hi > iv_lo))
     knode = np.asarray(iv_node, np.int64)[keep]
     iv_ids = np.ascontiguousarray(keep[np.argsort(knode, kind="stable")])

@@ -46,9 +46,17 @@ def identity(m: KModel) -> Reduction:
 def reduce_problem(problem: Problem, m: KModel) -> Reduction:
     """Merge functional groups of ``problem`` (whose kernel view is ``m``) with the presolve."""
     pre = presolve(problem, **KERNEL_SWITCHES)
-    if pre.reduced is None:
+    if pre.reduced is None or _same_space(problem, pre.reduced):
         return identity(m)
     return Reduction(build_model(pre.reduced), pre)
+
+
+def _same_space(problem: Problem, reduced: Problem) -> bool:
+    """Whether the reduction kept every node and strategy (the usual case when the runner hands
+    over an already presolved problem): the original model is then the search space already, and
+    building a second one (and mapping every plan through it) is pure cost."""
+    return (reduced.num_nodes == problem.num_nodes
+            and np.array_equal(reduced.strategy_offsets, problem.strategy_offsets))
 
 
 def expand(red: Reduction, sol: np.ndarray) -> np.ndarray:
