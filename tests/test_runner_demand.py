@@ -117,3 +117,34 @@ def test_the_exact_driver_declares_a_low_demand_in_lns_mode_only(example):
     report = NullReporter()
     solve_with_engine(JustFits(), example, time.time() + 1.5, 0, None, report, threads=1)
     assert report.demands == [(LOW, "LNS windows (full model unproven)")]
+
+
+class PureBounder(Backend):
+    """Bound-only (exact, not anytime): sends one bound, then waits to the deadline."""
+
+    capabilities = Capabilities(exact=True)
+
+    def __init__(self, value: int, name: str = "pure-bounder") -> None:
+        self.value, self.name = value, name
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        report.bound(self.value, "early bound")
+        while time.time() < deadline - 0.1:
+            time.sleep(0.02)
+        return SolveResult(Status.NO_SOLUTION, note=f"nice={os.nice(0)}")
+
+
+@pytest.mark.parametrize("bound, honour, low", [(100, True, True), (462, True, False),
+                                                (100, False, False)])
+def test_a_bound_only_backend_far_from_the_plans_goes_low(example, bound, honour, low):
+    # fb.Spin verifies the least-memory plan (cost 465) at once; a bound of 100 leaves a gap of
+    # 78 %, one of 462 a gap of 0.6 %
+    result = run_portfolio(example, [PureBounder(bound), fb.Spin()], time_limit=4.0, workers=2,
+                           extra_seeds=False, honour_demand=honour)
+    run = result.runs["pure-bounder"]
+    assert run.lower_bound == bound and [b.value for b in run.bounds] == [bound]
+    if low:
+        assert run.demand == LOW and run.demand_note.startswith("proof out of reach: gap 78.5 %")
+        assert run.note == f"nice={LOW_NICE}"
+    else:
+        assert run.demand == "normal" and run.note == f"nice={os.nice(0)}"

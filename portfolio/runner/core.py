@@ -148,6 +148,7 @@ class Portfolio(Launching, Supervision, Answers, StopRules):
                 return
             self._check_memory(live)
             live = [w for w in live if not w.done]
+            self._demote_hopeless_bounders(live)
             reason = self._stop_reason()
             if reason:
                 self.stopped_early = reason

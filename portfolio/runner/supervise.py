@@ -14,7 +14,7 @@ from typing import Optional
 from ..backend import LOW, BackendLike, Status
 from . import contain, validate
 from .result import BackendRun
-from .schedule import cpu_seconds
+from .schedule import BOUNDER_CHECK, HOPELESS_GAP, cpu_seconds
 
 
 @dataclass
@@ -95,6 +95,26 @@ class Supervision:
         run.demand, run.demand_note = level, why
         if level == LOW and self.honour_demand and not worker.done:
             self.scheduler.lower(worker.process.pid)
+
+    def _demote_hopeless_bounders(self, live: list[_Worker]) -> None:
+        """The runner's own demand rule, for bound-only backends (``exact``, not ``anytime``: they
+        send bounds, no plans): from ``BOUNDER_CHECK`` of the budget on, one whose best bound still
+        leaves a gap above ``HOPELESS_GAP`` to the best verified cost cannot end the run soon, and
+        its core serves the plan makers better: its demand becomes low. Its bounds stay recorded
+        (sent during the run), and it keeps the CPU nobody else wants."""
+        if not self.honour_demand or self.now() < BOUNDER_CHECK * self.time_limit:
+            return
+        cost, _ = self._verified_best()
+        if not cost or cost <= 0:
+            return
+        for worker in live:
+            caps, run = worker.backend.capabilities, worker.run
+            if worker.done or run.demand == LOW or not caps.exact or caps.anytime or not run.bounds:
+                continue
+            gap = (cost - run.bounds[-1].value) / cost
+            if gap > HOPELESS_GAP:
+                self._set_demand(worker, LOW, f"proof out of reach: gap {100 * gap:.3g} % after "
+                                              f"{self.now():.1f} s")
 
     def _release(self, worker: _Worker) -> None:
         if worker.key is not None and self.compiling.get(worker.key) == worker.run.name:
