@@ -100,6 +100,64 @@ def test_presolved_bound_plus_offset_bounds_the_original(problem):
         assert max(seen) <= opt
 
 
+def live_pieces(m, t):
+    return {p for p in range(len(m.pc_lo)) if m.pc_lo[p] <= t < m.pc_hi[p]}
+
+
+def dominator(m, t, keep):
+    """A kept limited point whose live pieces include t's and whose slack is at least t's."""
+    slack = m.base - m.cap
+    for u in np.nonzero(keep)[0]:
+        if live_pieces(m, t) <= live_pieces(m, u) and slack[t] <= slack[u]:
+            return int(u)
+    return None
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tiny(general=True), st.integers(0, 2**31))
+def test_undominated_points_lose_no_price(problem, seed):
+    """Every dropped point has a kept dominator (brute force over the pieces), no kept point is
+    dominated by another kept one, and moving random prices from dropped points onto their
+    dominators never lowers the certified bound (same messages)."""
+    m = prepare(problem, reduce=False).model
+    keep = kb.undominated_points(m)
+    limited = m.cap < kb.CAP_UNLIMITED
+    assert not (keep & ~limited).any()
+    slack = m.base - m.cap
+    for t in np.nonzero(limited & ~keep)[0]:
+        assert dominator(m, t, keep) is not None, t
+    kept = np.nonzero(keep)[0]
+    for t in kept:
+        for u in kept:
+            if u != t and live_pieces(m, t) <= live_pieces(m, u):
+                assert (slack[t], t) > (slack[u], u), (t, u)   # t is not dominated by u
+    rng = np.random.default_rng(seed)
+    lb = LagrangeBound(problem, m)
+    lam = rng.exponential(3.0, len(lb.lam)) * limited
+    msg = rng.normal(0, 20, len(lb.msg))
+    moved = lam * keep
+    for t in np.nonzero(limited & ~keep)[0]:
+        moved[dominator(m, t, keep)] += lam[t]
+    before = star_bound(m, lam, msg, lb.pos, lb.rev, lb.moff)
+    after = star_bound(m, moved, msg, lb.pos, lb.rev, lb.moff)
+    if before == np.inf:     # no forbidden-free plan: stays so
+        assert after == np.inf
+    else:
+        assert after >= before - 1e-6 * (1 + abs(before)), (before, after)
+
+
+def test_undominated_points_on_a_staircase():
+    """Three nodes live on [0,4), [1,3), [2,3): points 0, 1 and 3 see subsets of point 2's
+    pieces, so only point 2 keeps a price (equal capacities everywhere)."""
+    p = make_problem([[0, 1], [0, 1], [0, 1]], [(0, 4), (1, 3), (2, 3)],
+                     [[1, 2], [1, 2], [1, 2]], [], [], capacity=Capacity(
+                         np.array([0], np.int64), np.array([5], np.int64)))
+    m = prepare(p, reduce=False).model
+    keep = kb.undominated_points(m)
+    assert keep.sum() == 1
+    assert live_pieces(m, int(np.nonzero(keep)[0][0])) == set(range(len(m.pc_lo)))
+
+
 def test_unconstrained_tree_bound_is_exact():
     """Without memory and on a chain, TRW-S reaches the optimum and the bound is exact (integer
     data, zero prices: the directed rounding must not lose a unit)."""

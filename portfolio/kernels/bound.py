@@ -213,6 +213,49 @@ def star_bound(m, lam, msg, pos, rev, moff):  # pragma: no cover - numba
     return total
 
 
+def undominated_points(m: KModel) -> np.ndarray:
+    """Mask of the time points worth a price: limited and not dominated by another point.
+
+    Point ``t`` is dominated by ``u`` when every piece live at ``t`` is live at ``u`` and
+    ``base_t - cap_t <= base_u - cap_u`` (ties broken by index, so the relation has no cycles):
+    pieces hold non-negative usage, so ``usage_t(x) - cap_t <= usage_u(x) - cap_u`` for every plan
+    and moving ``t``'s price onto ``u`` never lowers ``L(x, lambda)``. The dual optimum is therefore
+    reached with prices on the undominated points only, and the subgradient steps search a space
+    a quarter to a half smaller (fewer zig-zags between neighbours that bind together). Validity
+    does not depend on this mask: any prices >= 0 give a bound.
+
+    The pieces live at ``t`` are live on the whole window ``[max lo, min hi)`` of those pieces, so
+    ``t`` is undominated when its (slack, index) is the largest among limited points in its window
+    (range maximum by a sparse table).
+    """
+    npts = len(m.base)
+    limited = m.cap < CAP_UNLIMITED
+    if npts == 0:
+        return limited
+    lo_w = np.zeros(npts, np.int64)
+    hi_w = np.full(npts, npts - 1, np.int64)
+    for lo, hi in zip(m.pc_lo.tolist(), m.pc_hi.tolist()):
+        if hi > lo:
+            np.maximum(lo_w[lo:hi], lo, out=lo_w[lo:hi])
+            np.minimum(hi_w[lo:hi], hi - 1, out=hi_w[lo:hi])
+    slack = m.base - m.cap            # int64: both below 2**61
+    rank = np.empty(npts, np.int64)
+    rank[np.lexsort((np.arange(npts), slack))] = np.arange(npts)
+    rank[~limited] = -1
+    table = [rank]
+    while (1 << len(table)) <= npts:
+        prev, half = table[-1], 1 << (len(table) - 1)
+        table.append(np.maximum(prev[:-half], prev[half:]))
+    length = hi_w - lo_w + 1
+    level = np.floor(np.log2(length)).astype(np.int64)
+    best = np.full(npts, -1, np.int64)
+    for k in np.unique(level).tolist():
+        sel = level == k
+        a, b = lo_w[sel], hi_w[sel] - (1 << k) + 1
+        best[sel] = np.maximum(table[k][a], table[k][b])
+    return limited & (rank == best)
+
+
 def forbidden_floor(problem: Problem) -> int:
     """A lower bound on the cost of every plan that makes a forbidden choice (exact integers):
     one term is exactly 10**18 and every other term is at least its least entry."""
@@ -261,6 +304,7 @@ class BoundParams:
     min_beta: float = 1e-4    # below it the prices restart from the best ones with beta reset
     descend: bool = True      # improve TRW-S's labelling by priced descent before the subgradient
     momentum: float = 0.0     # deflected subgradient: direction = g + momentum * previous direction
+    undominated: bool = True  # price only the undominated time points (see undominated_points)
 
 
 class LagrangeBound:
@@ -283,6 +327,7 @@ class LagrangeBound:
         self.lab = np.zeros(n, np.int64)
         self.hat = np.zeros(int(np.diff(m.soff).max(initial=1)))
         self.limited = m.cap < CAP_UNLIMITED
+        self.priced = undominated_points(m) if self.p.undominated else self.limited
         self.lam = np.zeros(len(m.base))
         self.dir = np.zeros(len(m.base))
         self.best_lam = self.lam.copy()
@@ -340,7 +385,7 @@ class LagrangeBound:
             tx, dx = mv.build_tree(m, x)
             se.descend_all(m, x, tx, dx, wp, False, self.sc, self.order, 0, 0, 0)
         g = mv.slack_values(m, x).astype(np.float64)
-        g[~self.limited] = 0.0
+        g[~self.priced] = 0.0
         if p.momentum > 0.0:
             g += p.momentum * self.dir
         g[(self.lam <= 0.0) & (g < 0.0)] = 0.0
