@@ -20,7 +20,7 @@ left, and it does not count as holding a core when idle cores are filled with ex
 measured at 60 s on the shared instances whose exact model does not fit, the LNS windows improved
 nothing while taking cores from the local search (``docs/benchmarks.md``). The runner applies the
 same to a bound-only backend (exact, not anytime: ``bound``) whose in-run bound still leaves a gap
-above ``HOPELESS_GAP`` once ``BOUNDER_CHECK`` of the budget has passed: it cannot end the run soon,
+above ``HOPELESS_GAP`` after solving for ``BOUNDER_CHECK`` of the budget: it cannot end the run soon,
 and its core is worth more to the plan makers (an extra local-search seed takes it).
 
 Cores beyond the number of backends go to backends declaring ``threads`` (told through
@@ -42,8 +42,9 @@ LOW_NICE = 19
 """The nice value of a worker that declared a low CPU demand (the lowest priority)."""
 BOUNDER_CHECK = 0.2
 HOPELESS_GAP = 0.01
-"""From ``BOUNDER_CHECK`` of the budget on, a bound-only backend (exact, not anytime) whose best
-bound leaves a gap above ``HOPELESS_GAP`` to the best verified cost gets a low demand."""
+"""A bound-only backend (exact, not anytime) that has been solving for ``BOUNDER_CHECK`` of the
+budget and whose best bound leaves a gap above ``HOPELESS_GAP`` to the best verified cost gets a low
+demand."""
 
 
 def machine_cores() -> int:

@@ -98,18 +98,20 @@ class Supervision:
 
     def _demote_hopeless_bounders(self, live: list[_Worker]) -> None:
         """The runner's own demand rule, for bound-only backends (``exact``, not ``anytime``: they
-        send bounds, no plans): from ``BOUNDER_CHECK`` of the budget on, one whose best bound still
-        leaves a gap above ``HOPELESS_GAP`` to the best verified cost cannot end the run soon, and
-        its core serves the plan makers better: its demand becomes low. Its bounds stay recorded
-        (sent during the run), and it keeps the CPU nobody else wants."""
-        if not self.honour_demand or self.now() < BOUNDER_CHECK * self.time_limit:
+        send bounds, no plans): once it has been solving for ``BOUNDER_CHECK`` of the budget, if
+        its best bound still leaves a gap above ``HOPELESS_GAP`` to the best verified cost, it
+        cannot end the run soon and its core serves the plan makers better: its demand becomes
+        low. Its bounds stay recorded (sent during the run), and it keeps the CPU nobody else wants."""
+        if not self.honour_demand:
             return
+        chance = time.monotonic() - BOUNDER_CHECK * self.time_limit
         cost, _ = self._verified_best()
         if not cost or cost <= 0:
             return
         for worker in live:
             caps, run = worker.backend.capabilities, worker.run
-            if worker.done or run.demand == LOW or not caps.exact or caps.anytime or not run.bounds:
+            if (worker.done or run.demand == LOW or not caps.exact or caps.anytime or not run.bounds
+                    or run.phase != "solve" or worker.solve_started > chance):
                 continue
             gap = (cost - run.bounds[-1].value) / cost
             if gap > HOPELESS_GAP:
