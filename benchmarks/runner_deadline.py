@@ -7,9 +7,11 @@ with the exact evaluator: cost, forbidden choices, score (best known / cost).
     python benchmarks/runner_deadline.py cold ../shared/benchmarks -t 10      # empty NUMBA_CACHE_DIR
     python benchmarks/runner_deadline.py warm ../shared/benchmarks -t 5 10 20 # the usual cache
     python benchmarks/runner_deadline.py cold ../shared/benchmarks -t 60 --only A
+    python benchmarks/runner_deadline.py both ../shared/benchmarks -t 60 --only A --repeat 2 --command solve
 
 ``cold`` gives every run its own empty NUMBA_CACHE_DIR (the first run after an install); ``warm``
-uses the cache as it is (run ``portfolio warmup`` first). The machine's load average is printed
+uses the cache as it is (run ``portfolio warmup`` first); ``both`` alternates a cold and a warm run,
+``--repeat`` times, so the two see the same load. The machine's load average is printed
 next to each row: on a shared machine the margins move with it.
 """
 
@@ -64,7 +66,8 @@ def run_once(cmd: list[str], env: dict) -> tuple[float, str, int]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=["cold", "warm"])
+    ap.add_argument("mode", choices=["cold", "warm", "both"])
+    ap.add_argument("--repeat", type=int, default=1, help="Runs per (instance, limit, mode).")
     ap.add_argument("folder", type=Path)
     ap.add_argument("-t", "--time-limits", type=float, nargs="+", default=[10.0])
     ap.add_argument("--only", default="", help="Comma-separated instance letters (default: all).")
@@ -80,11 +83,13 @@ def main() -> None:
     rows = []
     print("| instance | T s | mode | answer at s | margin s | exit | cost | forbidden | score | load avg |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for limit in args.time_limits:
-        for path in files:
+    modes = ["cold", "warm"] if args.mode == "both" else [args.mode]
+    plan = [(limit, path, mode) for limit in args.time_limits for path in files
+            for _ in range(args.repeat) for mode in modes]
+    for limit, path, mode in plan:
             env = dict(os.environ)
             tmp = None
-            if args.mode == "cold":
+            if mode == "cold":
                 tmp = tempfile.mkdtemp(prefix="numba-cold-")
                 env["NUMBA_CACHE_DIR"] = tmp
             if args.command == "iopddl":
@@ -107,11 +112,11 @@ def main() -> None:
                     score = None if not ref or not cost else ref / cost
             except (ValueError, TypeError):
                 pass
-            row = {"instance": problem.name, "limit": limit, "mode": args.mode, "answer_at": round(at, 3),
+            row = {"instance": problem.name, "limit": limit, "mode": mode, "answer_at": round(at, 3),
                    "margin": round(limit - at, 3), "exit": code, "cost": cost, "forbidden": forb,
                    "score": None if score is None else float(f"{score:.4g}"), "load": round(load, 2)}
             rows.append(row)
-            print(f"| {row['instance'][-1]} | {limit:g} | {args.mode} | {row['answer_at']:.2f} | "
+            print(f"| {row['instance'][-1]} | {limit:g} | {mode} | {row['answer_at']:.2f} | "
                   f"{row['margin']:+.2f} | {code} | {cost if cost is None else f'{cost:.4g}'} | {forb} | "
                   f"{row['score']} | {row['load']} |", flush=True)
     margins = [r["margin"] for r in rows]

@@ -19,7 +19,7 @@ from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Stat
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
 from portfolio.kernels.engine import KernelBackend, warmup_greedy
-from portfolio.kernels.engine import greedy_plan, prepare
+from portfolio.kernels.engine import compile_lock, greedy_plan, polish, prepare
 from portfolio.problem import Problem
 
 
@@ -44,22 +44,33 @@ class GreedyBackend(KernelBackend):
             return SolveResult(Status.FEASIBLE, np.zeros(0, dtype=np.int64), note="no nodes")
         prep = prepare(problem)
         t1 = time.perf_counter()
-        sol, ok, stats = greedy_plan(prep, self.design, seed)
+        sol, ok, stats = greedy_plan(prep, self.design, seed, blocks=False)
+        if ok:   # a first plan now; the block polish may have to wait for its kernels
+            self._report(problem, prep.expand(sol), report)
+            with compile_lock("moves"):
+                sol = polish(prep, sol, seed)
         t2 = time.perf_counter()
         timings = {**prep.timings, "greedy_s": t2 - t1, "total_s": t2 - t0}
         if not ok:
             return SolveResult(Status.NO_SOLUTION, note="memory repair could not reach a "
                                "feasible plan", timings=timings)
         plan = prep.expand(sol)
-        ev = evaluate(problem, plan)
-        if not ev.feasible:  # the kernels and the judge disagree: never hand it over
+        note = self._report(problem, plan, report)
+        if note is None:  # the kernels and the judge disagree: never hand it over
             return SolveResult(Status.NO_SOLUTION, note="internal check failed: plan "
                                "infeasible", timings=timings)
+        return SolveResult(Status.FEASIBLE, plan, note=note, timings=timings)
+
+    def _report(self, problem: Problem, plan: np.ndarray, report: Reporter) -> Optional[str]:
+        """Report ``plan`` when the judge finds it feasible; its note, or None."""
+        ev = evaluate(problem, plan)
+        if not ev.feasible:
+            return None
         note = f"design {self.design}"
         if ev.has_forbidden:
             note += f"; {ev.forbidden_node_choices + ev.forbidden_edge_entries} forbidden choices"
         report(plan, note)
-        return SolveResult(Status.FEASIBLE, plan, note=note, timings=timings)
+        return note
 
 
 @hookimpl

@@ -82,8 +82,34 @@ def descend(m, sol, t, d, wp, hard, sc, count, block_nodes, block_work,
     return total
 
 
+@kernel
+def descend_single(m, sol, t, d, wp, hard, sc, count):  # pragma: no cover - numba
+    """:func:`descend` with single-node moves only (``block_nodes`` < 2, no cascade).
+
+    A kernel of its own because it is small: it does not pull in the block and cascade moves, so
+    the greedy's first plan (and the relaxation's descent) needs a third of the compilation.
+    """
+    n = len(sol)
+    head = 0
+    tail = count % n
+    total = np.int64(0)
+    while count > 0:
+        x = sc.wl[head]
+        head = (head + 1) % n
+        count -= 1
+        sc.inq[x] = 0
+        s, dc = best_single(m, sol, t, d, wp, hard, x, sc, False)
+        if s >= 0:
+            move_logged(m, sol, t, d, x, s, sc)
+            total += dc
+            tail, count = push(sc, x, tail, count, n)
+            tail, count = _push_neighbours(m, sc, x, tail, count, n)
+    return total
+
+
 def descend_all(m, sol, t, d, wp, hard, sc, order, block_nodes, block_work, cascade_cap) -> int:
-    """:func:`descend` starting with every node of ``order`` queued.
+    """:func:`descend` starting with every node of ``order`` queued (:func:`descend_single` when
+    neither blocks nor cascades are asked for: same moves, far less to compile).
 
     Plain Python on purpose: as a kernel of its own it re-optimised the whole move tree once more
     when compiled (3 s of a cold start) for a loop numpy does in microseconds.
@@ -95,6 +121,8 @@ def descend_all(m, sol, t, d, wp, hard, sc, order, block_nodes, block_work, casc
             fresh = fresh[np.sort(first)]
     sc.inq[fresh] = 1
     sc.wl[:len(fresh)] = fresh
+    if block_nodes < 2 and cascade_cap <= 0:
+        return descend_single(m, sol, t, d, wp, hard, sc, len(fresh))
     return descend(m, sol, t, d, wp, hard, sc, len(fresh), int(block_nodes), int(block_work),
                    int(cascade_cap))
 

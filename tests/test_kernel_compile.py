@@ -1,0 +1,103 @@
+"""Compile-time guarantees of the numba kernels (cold starts depend on them, see issue 12).
+
+* every kernel has one specialisation, whatever the caller hands over (reduced or identity views,
+  general edges, read-only plans as from shared memory, literal arguments inside the kernels);
+* a second process loads every kernel from numba's on-disk cache: nothing is compiled again;
+* the compile locks serialise a stage between processes and never block a lone process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from portfolio.kernels import bound, engine, model, moves, search, segtree, trws
+from portfolio.kernels.engine import Searcher, compile_lock, greedy_plan, prepare
+
+from portfolio.generate import generate_problem
+
+
+def _dispatchers():
+    for mod in (model, moves, search, segtree, trws, bound):
+        for name, obj in vars(mod).items():
+            if hasattr(obj, "signatures") and hasattr(obj, "py_func"):
+                yield f"{mod.__name__}.{name}", obj
+
+
+def check_one_specialisation() -> dict:
+    """Run the backends' kernel paths the ways callers do; the kernels compiled more than once."""
+    engine.warmup()
+    for k in range(4):   # with and without forbidden entries (a reduced and an identity view)
+        problem = generate_problem(30, 4, seed=k, forbidden_fraction=0.1 * (k % 2),
+                                   hyperedge_fraction=0.1 * (k >= 2))
+        prep = prepare(problem)
+        sol, ok, _ = greedy_plan(prep, 2, k, blocks=bool(k % 2))
+        s = Searcher(prep, k)
+        plan = np.asarray(prep.expand(sol))
+        plan.setflags(write=False)          # e.g. a plan read from shared memory
+        r = prep.contract(plan)
+        if r is not None:
+            s.offer(r)
+        s.run(0.0, max_rounds=1)
+        prep.raw_cost(plan)
+    return {name: [str(sig) for sig in d.signatures] for name, d in _dispatchers()
+            if len(d.signatures) > 1}
+
+
+def test_one_specialisation_per_kernel():
+    """In a fresh process (other tests call kernels with their own argument types)."""
+    code = ("import json, sys; sys.path.insert(0, {!r}); import test_kernel_compile as t; "
+            "print(json.dumps(t.check_one_specialisation()))").format(os.path.dirname(__file__))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         timeout=900).stdout
+    many = json.loads(out.strip().splitlines()[-1])
+    assert not many, f"kernels compiled more than once: {many}"
+
+
+@pytest.mark.slow
+def test_second_process_compiles_nothing():
+    """Two processes run the warm-up (the first may compile into the cache); the second must
+    load everything: numba's compile event never fires."""
+    code = textwrap.dedent("""
+        import json
+        from numba.core import event
+        count = [0]
+        class L(event.Listener):
+            def on_start(self, ev): count[0] += 1
+            def on_end(self, ev): pass
+        event.register("numba:compile", L())
+        from portfolio.kernels import bound, engine
+        engine.warmup()
+        bound.warmup()
+        print(json.dumps(count[0]))
+    """)
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, timeout=900) for _ in range(2)]
+    assert json.loads(runs[1].stdout.strip().splitlines()[-1]) == 0, runs[1].stderr[-2000:]
+
+
+def test_compile_lock_is_exclusive_between_processes():
+    """While this process holds a stage's lock, another process waits for it."""
+    code = textwrap.dedent("""
+        import sys, time
+        from portfolio.kernels.engine import compile_lock
+        print("ready", flush=True)
+        with compile_lock("test-lock"):
+            print(time.time(), flush=True)
+    """)
+    with compile_lock("test-lock"):
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(0.5)
+        released = time.time()
+    out, _ = proc.communicate(timeout=60)
+    assert float(out.strip()) >= released
+    with compile_lock("test-lock"):   # free again: a lone process never waits
+        pass
