@@ -23,7 +23,7 @@ import tempfile
 import time
 from collections import defaultdict
 
-STAGES = ("loader", "presolve", "greedy", "trws", "localsearch", "bound")
+STAGES = ("loader", "presolve", "greedy", "moves", "trws", "localsearch", "bound")
 
 
 def _child(stages: list[str], show_sigs: bool) -> dict:
@@ -66,6 +66,8 @@ def _child(stages: list[str], show_sigs: bool) -> dict:
             warm_up()
         elif stage == "greedy":
             engine.warmup("greedy")
+        elif stage == "moves":
+            engine.warmup("moves")
         elif stage == "trws":
             engine.warmup("trws")
         elif stage == "localsearch":

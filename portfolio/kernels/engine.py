@@ -15,15 +15,14 @@ and the ILS at local memory-constrained trade-offs; both only ever hand over fea
 
 from __future__ import annotations
 
-import os
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Optional
+from typing import Callable, Optional
 
 import numpy as np
 
 from ..backend import Backend
+from ..presolve.jitlock import compile_lock
 from ..problem import Problem
 from . import moves as mv
 from . import search as se
@@ -349,48 +348,6 @@ STAGES = ("prepare", "greedy", "moves", "trws", "search")
 later ones call, so a backend compiles only the stages it needs (``greedy`` stops after its own)."""
 
 
-def _lock_path(stage: str) -> str:
-    """One lock file per stage and numba cache location (a cold run in its own ``NUMBA_CACHE_DIR``
-    never waits for a warm one)."""
-    import hashlib
-    import tempfile
-
-    from numba.core import config
-
-    where = config.CACHE_DIR or os.path.dirname(os.path.abspath(__file__))
-    tag = hashlib.sha1(where.encode()).hexdigest()[:12]
-    return os.path.join(tempfile.gettempdir(), f"portfolio-jit-{os.getuid()}-{tag}-{stage}.lock")
-
-
-@contextmanager
-def compile_lock(stage: str) -> Iterator[None]:
-    """Hold the machine-wide lock of a compile stage.
-
-    Why: the runner starts the backends that share these kernels (greedy, localsearch, bound,
-    the exact backends' hint) in separate processes at once; on a cold cache each would compile the
-    same kernels, 2-4 copies on 2 cores. Under the lock one process compiles a stage, the others
-    wait (leaving the core to a backend that needs no compilation) and then load the stage from
-    numba's on-disk cache in well under a second. ``flock`` is released by the kernel when a
-    process dies, so a worker killed at its deadline never blocks the next one.
-    """
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: no coordination, each process compiles what it needs
-        yield
-        return
-    try:
-        fh = open(_lock_path(stage), "a+")
-    except OSError:
-        yield
-        return
-    with fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
-
-
 def _example() -> Problem:
     from importlib import resources
 
@@ -414,8 +371,8 @@ def warmup(upto: str = "search") -> float:
 
     t0 = time.perf_counter()
     last = STAGES.index(upto)
+    presolve_warm_up()  # prepare() merges with the presolve's kernels (own lock)
     with compile_lock("prepare"):
-        presolve_warm_up()  # prepare() merges with the presolve's kernels
         prep = prepare(_example())
     if last >= 1:
         with compile_lock("greedy"):

@@ -64,6 +64,7 @@ Layout (one module per job; ``pipeline`` runs the families in a loop until nothi
 ``elimination``  fixing single-strategy nodes, memory-free elimination of degree 0-2 nodes
 ``mapping``      the reduced problem and :class:`Presolved` (``expand``/``restrict``/``project``)
 ``pipeline``     :func:`presolve`, :func:`warm_up`, the switches and counters
+``jitlock``      machine-wide locks around compile stages (one process compiles, the others load)
 The extended file format lives with the other formats in :mod:`portfolio.io` (re-exported here).
 """
 

@@ -18,6 +18,7 @@ from .consistency import arc, remove_forbidden
 from .dominance import dominance
 from .elimination import eliminate, single
 from .folding import edge_tables
+from .jitlock import compile_lock
 from .mapping import Presolved, build
 from .memory import intervals, memory_bounds
 from .merge import merge
@@ -167,6 +168,12 @@ def warm_up() -> float:
     """Compile (or load from numba's cache) every presolve kernel on a tiny built-in instance, so the
     first real presolve in a process does not pay for it; returns the seconds spent."""
     t0 = time.perf_counter()
+    with compile_lock("presolve"):   # the runner's presolve child and the kernel workers at once
+        _warm_up()
+    return time.perf_counter() - t0
+
+
+def _warm_up() -> None:
     k = 3
     # a bijective chain 0-1-2-3 (functional merges), a parallel edge, a single-strategy node 4, a
     # memory-free node 5 with two neighbours, dominated strategies and a tight capacity
@@ -194,5 +201,4 @@ def warm_up() -> float:
         capacity=Capacity.uniform(9),
     )
     presolve(problem)
-    return time.perf_counter() - t0
 
