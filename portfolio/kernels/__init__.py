@@ -14,6 +14,10 @@ Modules, bottom up:
 * :mod:`.bound` - certified Lagrangian lower bounds (TRW-S star bound, directed rounding) for
   the ``bound`` backend.
 
-Every kernel uses ``@njit(cache=True)``: the first process compiles them (about a minute; measure
-with ``python benchmarks/backends.py --compile``), later ones load numba's on-disk cache.
+* :mod:`.jit` - the decorators: ``kernel`` (an entry point) and ``inner`` (called only from
+  kernels, no CPython wrapper), both ``njit(cache=True)`` with one specialisation per argument types.
+
+The first process compiles the kernels in stages (``engine.warmup``: about 55 CPU seconds in all,
+19 for the greedy's; ``python benchmarks/compile.py`` shows where), under machine-wide locks so that
+concurrent workers share the work; later processes load numba's on-disk cache in about a second.
 """
