@@ -18,12 +18,10 @@ import numpy as np
 from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
-from portfolio.kernels.engine import KernelBackend, warmup_greedy
-from portfolio.kernels.engine import compile_lock, greedy_plan, polish, prepare
 from portfolio.problem import Problem
 
 
-class GreedyBackend(KernelBackend):
+class GreedyBackend(Backend):
     name = "greedy"
     description = "Memory-aware greedy on merged functional groups: fast feasible first plan"
     capabilities = Capabilities(reduced=True)
@@ -35,6 +33,8 @@ class GreedyBackend(KernelBackend):
         """Compile only the greedy's kernels (model, reduction, greedy): the first plan comes
         before the relaxation and local-search kernels are compiled by the backends that use
         them."""
+        from portfolio.kernels.engine import warmup_greedy  # numba: in the worker, not at load
+
         warmup_greedy()
 
     def solve(self, problem: Problem, deadline: float, seed: int,
@@ -42,13 +42,15 @@ class GreedyBackend(KernelBackend):
         t0 = time.perf_counter()
         if problem.num_nodes == 0:  # nothing to decide; the kernels draw among n >= 1 nodes
             return SolveResult(Status.FEASIBLE, np.zeros(0, dtype=np.int64), note="no nodes")
-        prep = prepare(problem)
+        from portfolio.kernels import engine
+
+        prep = engine.prepare(problem)
         t1 = time.perf_counter()
-        sol, ok, stats = greedy_plan(prep, self.design, seed, blocks=False)
+        sol, ok, stats = engine.greedy_plan(prep, self.design, seed, blocks=False)
         if ok:   # a first plan now; the block polish may have to wait for its kernels
             self._report(problem, prep.expand(sol), report)
-            with compile_lock("moves"):
-                sol = polish(prep, sol, seed)
+            with engine.compile_lock("moves"):
+                sol = engine.polish(prep, sol, seed)
         t2 = time.perf_counter()
         timings = {**prep.timings, "greedy_s": t2 - t1, "total_s": t2 - t0}
         if not ok:

@@ -11,22 +11,23 @@ checked exactly by a segment tree). The portfolio's best plan is adopted when it
 from __future__ import annotations
 
 import time
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
 from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
-from portfolio.kernels.engine import KernelBackend, warmup
-from portfolio.kernels.engine import SearchParams, Searcher, greedy_plan, prepare
 from portfolio.problem import Problem
+
+if TYPE_CHECKING:  # the kernels (numba) load in the worker, not when the plugin is listed
+    from portfolio.kernels.engine import SearchParams
 
 REPORT_EVERY = 0.3
 """Seconds between two reported plans (the last improvement is always reported at the end)."""
 
 
-class LocalSearchBackend(KernelBackend):
+class LocalSearchBackend(Backend):
     name = "localsearch"
     description = "Lagrangian TRW-S rounds + iterated local search on merged functional groups"
     capabilities = Capabilities(anytime=True, warm_start=True, reduced=True, randomized=True)
@@ -39,6 +40,8 @@ class LocalSearchBackend(KernelBackend):
     def prepare(self) -> None:
         """Compile every stage up to the local search; stages another worker is compiling are
         waited for and then loaded from the cache (see ``engine.compile_lock``)."""
+        from portfolio.kernels.engine import warmup  # numba: in the worker, not at load
+
         warmup()
 
     def solve(self, problem: Problem, deadline: float, seed: int,
@@ -46,8 +49,10 @@ class LocalSearchBackend(KernelBackend):
         t0 = time.perf_counter()
         if problem.num_nodes == 0:  # nothing to decide; the kernels draw among n >= 1 nodes
             return SolveResult(Status.FEASIBLE, np.zeros(0, dtype=np.int64), note="no nodes")
-        prep = prepare(problem)
-        search = Searcher(prep, seed, self.params)
+        from portfolio.kernels import engine
+
+        prep = engine.prepare(problem)
+        search = engine.Searcher(prep, seed, self.params)
         notes = []
         warm_cost = None
         if warm_start is not None:
@@ -59,7 +64,7 @@ class LocalSearchBackend(KernelBackend):
                 if r is not None and search.offer(r):
                     notes.append("warm start")
         if search.best is None:
-            sol, ok, _ = greedy_plan(prep, 2, seed)
+            sol, ok, _ = engine.greedy_plan(prep, 2, seed)
             if ok:
                 search.offer(sol)
         last = [0.0, None, 0.0]   # last report time, plan waiting to be reported, found at

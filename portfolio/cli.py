@@ -365,18 +365,19 @@ def _scanner_cache_warm() -> bool:
         return True
 
 
+SMALL_FILE_BYTES = 2**20
+"""Up to this size ``json`` parses faster than numba (the fast scanner) imports, warm or cold."""
+
+
 def _load_for_solve(path: str | Path) -> tuple[Problem, float]:
-    """Load under the deadline: on a cold cache, the careful ``json`` path (no compilation) for
-    files up to CAREFUL_LOAD_MAX_BYTES; otherwise the usual fast path."""
-    if _scanner_cache_warm():
-        return _load(path)
+    """Load under the deadline: the careful ``json`` path (no numba) for small files, and on a cold
+    cache for files up to CAREFUL_LOAD_MAX_BYTES; otherwise the usual fast path."""
     t0 = time.perf_counter()
     from . import io as pio
 
     data = pio.read_bytes(path)
-    if len(data) > CAREFUL_LOAD_MAX_BYTES:
-        return pio.parse_problem(data, path), time.perf_counter() - t0
-    return pio._build(path, pio._parse_careful(path, data)), time.perf_counter() - t0
+    fast = len(data) > SMALL_FILE_BYTES and (len(data) > CAREFUL_LOAD_MAX_BYTES or _scanner_cache_warm())
+    return pio.parse_problem(data, path, fast=fast), time.perf_counter() - t0
 
 
 def run_solve(problem_path: str | Path, time_limit: float, backends: str | None = None,

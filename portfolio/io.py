@@ -275,11 +275,12 @@ def _stem(path: PathLike) -> str:
     return name
 
 
-def parse_problem(data: bytes, path: PathLike = "<bytes>") -> Problem:
+def parse_problem(data: bytes, path: PathLike = "<bytes>", fast: bool = True) -> Problem:
     """Build a validated :class:`Problem` from a problem file's (uncompressed) bytes.
 
     Contest files and this tool's extended format (``portfolio presolve --write``) are both read; a
-    document with a top-level ``"format"`` field is an extended one.
+    document with a top-level ``"format"`` field is an extended one. ``fast=False`` skips the numba
+    scanner (importing numba costs more than ``json`` on a small file; compiling it, much more).
     """
     if b'"format"' in data[:4096]:  # write_extended puts it first; a contest file never has it
         try:
@@ -291,10 +292,12 @@ def parse_problem(data: bytes, path: PathLike = "<bytes>") -> Problem:
         if doc is not None:
             return _build(path, _flatten_parsed(path, doc))
     raw = None
-    try:
-        from .jsonscan import ScanFallback, scan_problem
-    except ImportError:  # the fast path is optional; the careful path always works
-        scan_problem = None
+    scan_problem = None
+    if fast:
+        try:
+            from .jsonscan import ScanFallback, scan_problem
+        except ImportError:  # the fast path is optional; the careful path always works
+            scan_problem = None
     if scan_problem is not None:
         try:
             raw = scan_problem(data)

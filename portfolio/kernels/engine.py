@@ -21,7 +21,6 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..backend import Backend
 from ..presolve.jitlock import compile_lock
 from ..problem import Problem
 from . import moves as mv
@@ -397,12 +396,3 @@ def warmup_greedy() -> float:
     """:func:`warmup` of what the greedy backend runs."""
     return warmup("greedy")
 
-
-class KernelBackend(Backend):
-    """Base for backends built on these kernels. ``prepare`` (run in the backend's worker) compiles
-    the model, greedy and relaxation kernels, the part every kernel backend uses; a backend that
-    needs less or more overrides it (``greedy``: its own stages only, ``localsearch``: also the
-    ILS), and the compile locks make concurrent workers share the work instead of repeating it."""
-
-    def prepare(self) -> None:
-        warmup("trws")
