@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from instances import existing
+
 REPO = Path(__file__).resolve().parents[1]
 
 _CHILD = r"""
@@ -52,11 +54,7 @@ def main() -> None:
     print("| instance | nodes | edges | imports s | load s | peak RSS after load MB | "
           "derived structures s | evaluate ms |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for name in args.names:
-        path = args.bench / f"asplos-2025-iopddl-{name}.json.gz"
-        if not path.exists():
-            print(f"| {name} | (missing: {path}) |")
-            continue
+    for name, path in existing(args.bench, args.names):
         out = subprocess.run([sys.executable, "-c", _CHILD, str(path)], capture_output=True,
                              text=True, check=True, cwd=REPO)
         r = json.loads(out.stdout.strip().splitlines()[-1])

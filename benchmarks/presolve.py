@@ -15,6 +15,8 @@ import json
 import time
 from pathlib import Path
 
+from instances import existing
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -39,11 +41,7 @@ def main() -> None:
         print("| instance | nodes | free nodes | strategies | edges | edge entries | time points | "
               "presolve s | min-usage plan round trip |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
-    for name in args.names:
-        path = args.bench / f"asplos-2025-iopddl-{name}.json.gz"
-        if not path.exists():
-            print(f"| {name} | (missing: {path}) |")
-            continue
+    for name, path in existing(args.bench, args.names):
         problem = load_problem(path)
         t = time.perf_counter()
         pre = presolve(problem, **switches)

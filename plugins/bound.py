@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
-from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status, report_bound
+from portfolio.backend import (Backend, Capabilities, Reporter, SolveResult, Status, report_bound,
+                              no_nodes_result)
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
 from portfolio.problem import Problem
@@ -56,8 +57,8 @@ class BoundBackend(Backend):
         from portfolio.kernels.engine import greedy_plan, prepare
 
         t0 = time.perf_counter()
-        if problem.num_nodes == 0:  # nothing to decide; the kernels draw among n >= 1 nodes
-            return SolveResult(Status.FEASIBLE, np.zeros(0, dtype=np.int64), note="no nodes")
+        if (empty := no_nodes_result(problem.num_nodes)) is not None:
+            return empty
         try:
             prep = prepare(problem)
         except ValueError as exc:   # usages beyond the int64 kernels' range

@@ -26,7 +26,6 @@ contest instance (exact), and is rounded down by one unit in the last place abov
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import threading
 import time
@@ -53,22 +52,6 @@ BUDGET = ModelSize(variables=250_000, constraints=250_000, terms=2_500_000)
 5,000-node instance (454k variables, 102k constraints) took 43 s to build and 265 MB on the loaded
 2-core machine, A/B/G (39-50k variables) 2-6 s; this budget keeps a build near 25 s in the worst
 case there (docs/benchmarks.md)."""
-
-
-def _ortools_available() -> tuple[bool, str]:
-    """Whether CP-SAT can be imported, without importing it: ``find_spec`` runs only the small package
-    ``__init__`` files (0.04 s) where ``cp_model`` itself takes 0.7-1.4 s, and this check runs in the
-    runner's process before its first fork. The engine imports ``cp_model`` in the worker."""
-    try:
-        found = all(importlib.util.find_spec(name) is not None  # (each level: one may be blocked)
-                    for name in ("ortools", "ortools.sat.python", "ortools.sat.python.cp_model"))
-        why = "ModuleNotFoundError"
-    except Exception as exc:  # noqa: BLE001 -- any import failure means "not here"
-        found, why = False, type(exc).__name__
-    if not found:
-        return False, (f"ortools is not installed ({why}); "
-                       "install it with: pip install 'iopddl-portfolio[cpsat]'")
-    return True, ""
 
 
 def estimate_size(problem: Problem) -> ModelSize:
@@ -515,9 +498,8 @@ class CpSatBackend(ExactBackend):
     description = "OR-tools CP-SAT: exact on presolved instances, exact LNS windows on the rest"
     capabilities = Capabilities(exact=True, anytime=True, warm_start=True, reduced=True,
                                 threads=True)
-
-    def available(self) -> tuple[bool, str]:
-        return _ortools_available()
+    requires = ("ortools", "ortools.sat.python", "ortools.sat.python.cp_model")
+    package, extra = "ortools", "cpsat"
 
     def engine(self) -> CpSatEngine:
         return CpSatEngine()

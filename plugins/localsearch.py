@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
-from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status
+from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status, no_nodes_result
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
 from portfolio.problem import Problem
@@ -47,8 +47,8 @@ class LocalSearchBackend(Backend):
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
         t0 = time.perf_counter()
-        if problem.num_nodes == 0:  # nothing to decide; the kernels draw among n >= 1 nodes
-            return SolveResult(Status.FEASIBLE, np.zeros(0, dtype=np.int64), note="no nodes")
+        if (empty := no_nodes_result(problem.num_nodes)) is not None:
+            return empty
         from portfolio.kernels import engine
 
         prep = engine.prepare(problem)

@@ -834,22 +834,12 @@ class MaxSatEngine:
 
 
 # ------------------------------------------------------------------------------------------ backend
-def _pysat_available() -> tuple[bool, str]:
-    try:
-        from pysat.examples.rc2 import RC2Stratified  # noqa: F401
-    except Exception as exc:  # noqa: BLE001 -- any import failure means "not here"
-        return False, (f"python-sat is not installed ({type(exc).__name__}); "
-                       "install it with: pip install 'iopddl-portfolio[maxsat]'")
-    return True, ""
-
-
 class MaxSatBackend(ExactBackend):
     name = "maxsat"
     description = "python-sat RC2 (core-guided MaxSAT): exact on presolved instances, LNS windows above"
     capabilities = Capabilities(exact=True, anytime=True, warm_start=True, reduced=True)
-
-    def available(self) -> tuple[bool, str]:
-        return _pysat_available()
+    requires = ("pysat", "pysat.examples", "pysat.examples.rc2")
+    package, extra = "python-sat", "maxsat"
 
     def engine(self) -> MaxSatEngine:
         return MaxSatEngine()

@@ -68,6 +68,14 @@ class SolveResult:
     timings: dict[str, float] = field(default_factory=dict)
 
 
+def no_nodes_result(num_nodes: int) -> Optional[SolveResult]:
+    """The answer when there is nothing to decide (the empty plan), else None: the search kernels
+    draw among n >= 1 nodes, so their backends return this first."""
+    if num_nodes:
+        return None
+    return SolveResult(Status.FEASIBLE, np.zeros(0, dtype=np.int64), note="no nodes")
+
+
 LOW, NORMAL = "low", "normal"
 DEMANDS = (NORMAL, LOW)
 """CPU demand levels a backend may declare through ``report.demand`` (see :class:`Reporter`)."""

@@ -220,9 +220,30 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
 
 
 class ExactBackend(Backend):
-    """Base of the exact backends: supply :meth:`engine`; the driver does the rest."""
+    """Base of the exact backends: supply :meth:`engine`; the driver does the rest.
+
+    ``requires`` names the solver's modules, each package level (one may be blocked alone), and
+    ``extra`` the project extra that installs them: :meth:`available` checks them with
+    ``find_spec``, without importing the solver (that runs in the runner's process before its first
+    fork; the engine imports the solver in its worker)."""
 
     lns: bool = True
+    requires: tuple[str, ...] = ()
+    package: str = ""
+    extra: str = ""
+
+    def available(self) -> tuple[bool, str]:
+        import importlib.util
+
+        try:
+            found = all(importlib.util.find_spec(name) is not None for name in self.requires)
+            why = "ModuleNotFoundError"
+        except Exception as exc:  # noqa: BLE001 -- any import failure means "not here"
+            found, why = False, type(exc).__name__
+        if not found:
+            return False, (f"{self.package} is not installed ({why}); "
+                           f"install it with: pip install 'iopddl-portfolio[{self.extra}]'")
+        return True, ""
 
     def engine(self) -> ExactEngine:
         raise NotImplementedError

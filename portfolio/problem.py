@@ -366,11 +366,11 @@ class Problem:
         return np.unique(self.interval_node[self.live_intervals_at(k)])
 
     @cached_property
-    def min_usage_strategies(self) -> np.ndarray:
-        """Per node, the allowed strategy with the least total usage over its intervals (ties: cost).
+    def strategy_usage_rank(self) -> np.ndarray:
+        """Per strategy, its total usage over its node's intervals; only the order is meant.
 
-        Summing over a node's intervals is an exact choice for contest shapes; for merged nodes it
-        is a sound heuristic default.
+        Exact: the int64 totals when they cannot overflow, else the rank of the Python-int totals
+        (float64 cannot tell 2**62 from 2**62 - 256), equal totals sharing a rank.
         """
         lo, hi = self.interval_point_range
         counts = np.diff(self.interval_usage_offsets)
@@ -378,18 +378,27 @@ class Problem:
         within = np.arange(len(self.interval_usages)) - self.interval_usage_offsets[rows]
         target = self.strategy_offsets[self.interval_node[rows]] + within
         used = np.where((hi > lo)[rows], self.interval_usages, 0)
-        # Exact sums: int64 when they cannot overflow, else Python ints ranked by a stable sort.
         if int(np.abs(used).sum(dtype=np.float64)) < 2**62:
             per_strategy = np.zeros(len(self.node_costs), dtype=np.int64)
             np.add.at(per_strategy, target, used)
-        else:
-            sums = np.zeros(len(self.node_costs), dtype=object)
-            for t, u in zip(target.tolist(), used.tolist()):
-                sums[t] += u
-            per_strategy = np.empty(len(sums), dtype=np.int64)
-            order = np.argsort(sums, kind="stable")
-            per_strategy[order] = np.arange(len(sums))
-            per_strategy[order[1:]] -= np.cumsum(sums[order][1:] == sums[order][:-1])  # equal sums tie
+            return _frozen(per_strategy)
+        sums = np.zeros(len(self.node_costs), dtype=object)
+        for t, u in zip(target.tolist(), used.tolist()):
+            sums[t] += u
+        per_strategy = np.empty(len(sums), dtype=np.int64)
+        order = np.argsort(sums, kind="stable")
+        per_strategy[order] = np.arange(len(sums))
+        per_strategy[order[1:]] -= np.cumsum(sums[order][1:] == sums[order][:-1])  # equal sums tie
+        return _frozen(per_strategy)
+
+    @cached_property
+    def min_usage_strategies(self) -> np.ndarray:
+        """Per node, the allowed strategy with the least total usage over its intervals (ties: cost).
+
+        Summing over a node's intervals is an exact choice for contest shapes; for merged nodes it
+        is a sound heuristic default.
+        """
+        per_strategy = self.strategy_usage_rank
         # A forbidden strategy is never the default while the node has an allowed one.
         forbidden = self.node_costs == FORBIDDEN
         n = self.num_nodes

@@ -21,12 +21,13 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Iterable, Mapping, Optional, Sequence
 
-from .results import read_rows
-
-from .results import read_rows
 from .data import contest
+from .results import read_rows
+
+if TYPE_CHECKING:  # rich loads only when a table is drawn
+    from rich.table import Table
 
 RESULTS = "results.jsonl"
 META = "meta.json"
@@ -464,25 +465,27 @@ def render_table(board: Leaderboard):
     bounded = [i for i in board.instances if i.lower_bound]
     runs = [r for r in board.rows if r.kind == "run"]
     if bounded and runs:
-        gaps = Table(title="gap of the mean cost to the lower bound", title_justify="left")
-        gaps.add_column("configuration")
-        for info in bounded:
-            gaps.add_column(info.label, justify="right")
-        for row in runs:
-            gaps.add_row(row.label, *[_pct(row.cells[i.name].gap_lb) for i in bounded])
-        parts.append(gaps)
+        parts.append(_gap_table("gap of the mean cost to the lower bound", bounded, runs,
+                                "gap_lb"))
     own = [i for i in board.instances if any(r.cells[i.name].gap_own is not None for r in runs)]
     if own:
-        certified = Table(title="certified gap: (cost - the run's own lower bound) / cost",
-                          title_justify="left")
-        certified.add_column("configuration")
-        for info in own:
-            certified.add_column(info.label, justify="right")
-        for row in runs:
-            certified.add_row(row.label, *[_pct(row.cells[i.name].gap_own) for i in own])
-        parts.append(certified)
+        parts.append(_gap_table("certified gap: (cost - the run's own lower bound) / cost", own,
+                                runs, "gap_own"))
     parts += [Text(f"note: {n}", style="dim") for n in board.notes]
     return Group(*parts)
+
+
+def _gap_table(title: str, instances: list, runs: list, gap: str) -> Table:
+    """One row per configuration, one column per instance: the cells' ``gap`` attribute in %."""
+    from rich.table import Table
+
+    table = Table(title=title, title_justify="left")
+    table.add_column("configuration")
+    for info in instances:
+        table.add_column(info.label, justify="right")
+    for row in runs:
+        table.add_row(row.label, *[_pct(getattr(row.cells[i.name], gap)) for i in instances])
+    return table
 
 
 def render_markdown(board: Leaderboard) -> str:

@@ -55,6 +55,7 @@ from . import moves as mv
 from . import search as se
 from . import trws as tw
 from .model import CAP_UNLIMITED, KModel
+from .steps import StallHalving
 
 INF = np.inf
 
@@ -256,22 +257,20 @@ def undominated_points(m: KModel) -> np.ndarray:
     return limited & (rank == best)
 
 
+def _negative_minima(values: np.ndarray, offsets: np.ndarray) -> int:
+    """Sum (exact integers) of the negative least entries of the non-empty segments of ``values``
+    that ``offsets`` delimits."""
+    if not len(values):
+        return 0
+    mins = np.minimum.reduceat(values, offsets[:-1][np.diff(offsets) > 0])
+    return sum(int(x) for x in mins[mins < 0])
+
+
 def forbidden_floor(problem: Problem) -> int:
     """A lower bound on the cost of every plan that makes a forbidden choice (exact integers):
     one term is exactly 10**18 and every other term is at least its least entry."""
-    neg = 0
-    so = problem.strategy_offsets
-    counts = np.diff(so)
-    if len(problem.node_costs):
-        has = counts > 0
-        mins = np.minimum.reduceat(problem.node_costs, so[:-1][has])
-        neg += sum(int(x) for x in mins[mins < 0])
-    eo = problem.edge_cost_offsets
-    sizes = np.diff(eo)
-    if len(problem.edge_costs):
-        has = sizes > 0
-        mins = np.minimum.reduceat(problem.edge_costs, eo[:-1][has])
-        neg += sum(int(x) for x in mins[mins < 0])
+    neg = (_negative_minima(problem.node_costs, problem.strategy_offsets)
+           + _negative_minima(problem.edge_costs, problem.edge_cost_offsets))
     return FORBIDDEN + neg + int(problem.cost_offset)
 
 
@@ -331,10 +330,8 @@ class LagrangeBound:
         self.lam = np.zeros(len(m.base))
         self.dir = np.zeros(len(m.base))
         self.best_lam = self.lam.copy()
-        self.beta = self.p.beta
-        self.stall = 0
+        self.step = StallHalving(self.p.beta, self.p.stall)
         self.best = min(self.offset, forbidden_floor(problem)) if n == 0 else None
-        self.best_float = -INF
         self.steps = 0
         self.sc = mv.make_scratch(m, seed)
         self.zero = np.zeros(max(len(m.pc_lo), 1))
@@ -369,17 +366,10 @@ class LagrangeBound:
             self.best = bound
             self.best_lam = self.lam.copy()
             self.history.append((time.time() - self.t0, bound))
-        if value > self.best_float:
-            self.best_float = value
-            self.stall = 0
-        else:
-            self.stall += 1
-            if self.stall >= p.stall:
-                self.beta *= 0.5
-                self.stall = 0
-        if self.beta < p.min_beta:
+        self.step.observe(value)
+        if self.step.beta < p.min_beta:
             self.lam = self.best_lam.copy()
-            self.beta = p.beta * 0.5
+            self.step.restart(p.beta * 0.5, forget_best=False)
         x = self.lab.copy()
         if p.descend:
             tx, dx = mv.build_tree(m, x)
@@ -399,7 +389,7 @@ class LagrangeBound:
         gap = target - value
         if gap <= 0:
             gap = 1e-3 * abs(target) + 1.0
-        step = self.beta * gap / gg
+        step = self.step.beta * gap / gg
         np.maximum(self.lam + step * g, 0.0, out=self.lam)
         return bound
 

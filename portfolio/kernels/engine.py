@@ -28,6 +28,7 @@ from . import search as se
 from . import trws as tw
 from .model import KModel, build_model
 from .reduce import Reduction, contract, expand, identity, reduce_problem
+from .steps import StallHalving
 
 
 def _plan(a) -> np.ndarray:
@@ -189,9 +190,7 @@ class Searcher:
         self.lab = np.zeros(n, np.int64)
         self.hat = np.zeros(int(np.diff(m.soff).max(initial=1)))
         self.lam = np.zeros(len(m.base))
-        self.beta = self.p.beta
-        self.l_best = -np.inf
-        self.l_stall = 0
+        self.step = StallHalving(self.p.beta, self.p.stall)
         self.best: Optional[np.ndarray] = None
         self.best_cost = 0
         self.cur: Optional[np.ndarray] = None
@@ -256,23 +255,15 @@ class Searcher:
             self.stats["candidates"] += 1
         # Polyak step towards the best known cost
         lval = cx + float(self.lam @ g)
-        if lval > self.l_best:
-            self.l_best = lval
-            self.l_stall = 0
-        else:
-            self.l_stall += 1
-            if self.l_stall >= p.stall:
-                self.beta *= 0.5
-                self.l_stall = 0
-        if self.beta < 1e-3:
+        self.step.observe(lval)
+        if self.step.beta < 1e-3:
             # the step collapsed: jitter the prices and start stepping again (diversification)
             self.lam *= self.rng.uniform(0.75, 1.25, len(self.lam))
-            self.beta = 0.25
-            self.l_best = -np.inf
+            self.step.restart(0.25, forget_best=True)
         ub = float(self.best_cost) if self.best is not None else abs(cx) * 2 + 1
         gg = float(g @ g)
         if gg > 0:
-            step = self.beta * max(ub - lval, 1e-3 * abs(ub)) / gg
+            step = self.step.beta * max(ub - lval, 1e-3 * abs(ub)) / gg
             np.maximum(self.lam + step * g, 0.0, out=self.lam)
         self.rounds += 1
         self.stats["rounds"] += 1

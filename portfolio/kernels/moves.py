@@ -512,6 +512,20 @@ def block_solve(m, sol, t, d, wp, hard, cnt, sc, stamp):  # pragma: no cover - n
 
 
 @inner
+def _keep_or_undo(m, sol, t, d, sc, cnt, ok, hard, dc):  # pragma: no cover - numba
+    """End of a multi-node move whose ``cnt`` changes are logged in ``sc.nodes``/``sc.par``: keep
+    them when ``ok`` (and, if ``hard``, memory still fits), else undo them newest first.
+    Returns (kept, cost delta)."""
+    if ok and hard and t[1] > 0:
+        ok = False
+    if not ok:
+        for k in range(cnt - 1, -1, -1):
+            move_logged(m, sol, t, d, sc.nodes[k], sc.par[k], sc)
+        return False, np.int64(0)
+    return True, dc
+
+
+@inner
 def commit_or_revert(m, sol, t, d, wp, hard, cnt, sc, allow_equal):  # pragma: no cover - numba
     """Apply ``sc.newv`` to ``sc.nodes[:cnt]``; keep it when it improves and fits, else undo.
 
@@ -534,13 +548,7 @@ def commit_or_revert(m, sol, t, d, wp, hard, cnt, sc, allow_equal):  # pragma: n
         return False, np.int64(0)
     obj = np.float64(dc) + dp
     ok = obj < -1e-9 * (1.0 + abs(np.float64(dc))) or (allow_equal and obj <= 0.0)
-    if ok and hard and t[1] > 0:
-        ok = False
-    if not ok:
-        for j in range(cnt - 1, -1, -1):
-            move_logged(m, sol, t, d, sc.nodes[j], sc.par[j], sc)
-        return False, np.int64(0)
-    return True, dc
+    return _keep_or_undo(m, sol, t, d, sc, cnt, ok, hard, dc)
 
 
 @inner
@@ -677,13 +685,7 @@ def cascade(m, sol, t, d, wp, hard, x, s, max_changed, sc, force, abort_clash,
     sc.ints[2] += cnt
     obj = np.float64(dc) + dp
     ok = force or (not clash and obj < -1e-9 * (1.0 + abs(np.float64(dc))))
-    if ok and hard and t[1] > 0:
-        ok = False
-    if not ok:
-        for j in range(cnt - 1, -1, -1):
-            move_logged(m, sol, t, d, sc.nodes[j], sc.par[j], sc)
-        return False, np.int64(0)
-    return True, dc
+    return _keep_or_undo(m, sol, t, d, sc, cnt, ok, hard, dc)
 
 
 @inner

@@ -39,6 +39,27 @@ def push(sc, x, tail, count, n):  # pragma: no cover - numba
     return tail, count
 
 
+@inner
+def _pop(sc, head, count, n):  # pragma: no cover - numba
+    """Take the next node off the circular worklist; returns (node, new head, new count)."""
+    x = sc.wl[head]
+    sc.inq[x] = 0
+    return x, (head + 1) % n, count - 1
+
+
+@inner
+def _single_step(m, sol, t, d, wp, hard, sc, x, tail, count, n):  # pragma: no cover - numba
+    """The best single move of ``x``, made when it improves (then ``x`` and its neighbours are
+    queued again); returns (moved, cost delta, tail, count)."""
+    s, dc = best_single(m, sol, t, d, wp, hard, x, sc, False)
+    if s < 0:
+        return False, np.int64(0), tail, count
+    move_logged(m, sol, t, d, x, s, sc)
+    tail, count = push(sc, x, tail, count, n)
+    tail, count = _push_neighbours(m, sc, x, tail, count, n)
+    return True, dc, tail, count
+
+
 @kernel
 def descend(m, sol, t, d, wp, hard, sc, count, block_nodes, block_work,
             cascade_cap):  # pragma: no cover - numba
@@ -52,16 +73,10 @@ def descend(m, sol, t, d, wp, hard, sc, count, block_nodes, block_work,
     tail = count % n
     total = np.int64(0)
     while count > 0:
-        x = sc.wl[head]
-        head = (head + 1) % n
-        count -= 1
-        sc.inq[x] = 0
-        s, dc = best_single(m, sol, t, d, wp, hard, x, sc, False)
-        if s >= 0:
-            move_logged(m, sol, t, d, x, s, sc)
+        x, head, count = _pop(sc, head, count, n)
+        moved, dc, tail, count = _single_step(m, sol, t, d, wp, hard, sc, x, tail, count, n)
+        if moved:
             total += dc
-            tail, count = push(sc, x, tail, count, n)
-            tail, count = _push_neighbours(m, sc, x, tail, count, n)
             continue
         if block_nodes >= 2:
             ok, dc = block_move(m, sol, t, d, wp, hard, x, block_nodes, block_work, sc)
@@ -94,16 +109,10 @@ def descend_single(m, sol, t, d, wp, hard, sc, count):  # pragma: no cover - num
     tail = count % n
     total = np.int64(0)
     while count > 0:
-        x = sc.wl[head]
-        head = (head + 1) % n
-        count -= 1
-        sc.inq[x] = 0
-        s, dc = best_single(m, sol, t, d, wp, hard, x, sc, False)
-        if s >= 0:
-            move_logged(m, sol, t, d, x, s, sc)
+        x, head, count = _pop(sc, head, count, n)
+        moved, dc, tail, count = _single_step(m, sol, t, d, wp, hard, sc, x, tail, count, n)
+        if moved:
             total += dc
-            tail, count = push(sc, x, tail, count, n)
-            tail, count = _push_neighbours(m, sc, x, tail, count, n)
     return total
 
 

@@ -22,30 +22,6 @@ REPAIR_SECONDS = 3.0
 """Default time cap of the repair passes (the consistency itself is a few numpy passes)."""
 
 
-def strategy_usage_rank(problem: Problem) -> np.ndarray:
-    """Per strategy, a rank of its total usage over its node's intervals (equal sums share a rank).
-
-    Exact: int64 sums when they cannot overflow, otherwise Python ints (float64 cannot tell 2**62
-    from 2**62 - 256)."""
-    lo, hi = problem.interval_point_range
-    counts = np.diff(problem.interval_usage_offsets)
-    rows = np.repeat(np.arange(problem.num_intervals), counts)
-    within = np.arange(len(problem.interval_usages)) - problem.interval_usage_offsets[rows]
-    target = problem.strategy_offsets[problem.interval_node[rows]] + within
-    used = np.where((hi > lo)[rows], problem.interval_usages, 0)
-    if int(np.abs(used).sum(dtype=np.float64)) < 2**62:
-        sums = np.zeros(len(problem.node_costs), dtype=np.int64)
-        np.add.at(sums, target, used)
-        return sums
-    big = np.zeros(len(problem.node_costs), dtype=object)
-    for t, u in zip(target.tolist(), used.tolist()):
-        big[t] += u
-    order = np.argsort(big, kind="stable")
-    rank = np.empty(len(big), dtype=np.int64)
-    rank[order] = np.arange(len(big))
-    return rank
-
-
 class _PairEdges:
     """Two-node edges with at least one forbidden entry: their *allowed* entries, flattened (only
     allowed entries can support a strategy, and on chain-like edges they are few)."""
@@ -202,7 +178,7 @@ def safe_plan(problem: Problem, seconds: float = REPAIR_SECONDS) -> np.ndarray:
     alive = consistent_strategies(problem, time.monotonic() + seconds / 2)
     if alive is None:
         return plain.copy()
-    rank = strategy_usage_rank(problem)
+    rank = problem.strategy_usage_rank
     plan = _repair(problem, _pick(problem, alive, rank).astype(np.int64), alive, rank,
                    min(stop, time.monotonic() + seconds / 3))
     plan = _min_conflicts(problem, plan, alive, rank, _PairEdges(problem), stop)

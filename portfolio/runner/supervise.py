@@ -197,13 +197,17 @@ class Supervision:
             if worker.done:
                 continue
             self._kill(worker)
-            self._receive(worker)
-            if not worker.done:
-                self._finish(worker)
-            if worker.run.status in (Status.RUNNING, Status.CRASHED):
-                worker.run.status = Status.ERROR
-                worker.run.note = (f"memory limit: used {contain.mib(used)}, more than the "
-                                   f"{contain.mib(limit)} a backend may use; ended")
+            self._end(worker, Status.ERROR, f"memory limit: used {contain.mib(used)}, more than "
+                      f"the {contain.mib(limit)} a backend may use; ended")
+
+    def _end(self, worker: _Worker, status: Status, note: str) -> None:
+        """After its kill: keep what ``worker`` sent, close its books, and give a run that was
+        still going (or whose death was not yet explained) ``status`` and ``note``."""
+        self._receive(worker)
+        if not worker.done:
+            self._finish(worker)
+        if worker.run.status in (Status.RUNNING, Status.CRASHED):
+            worker.run.status, worker.run.note = status, note
 
     def _stop_all(self, note: str) -> None:
         """Collect what running workers sent, then terminate them with status TIMEOUT: every group
@@ -222,11 +226,7 @@ class Supervision:
                 worker.process.kill()
         for worker in dying:
             worker.process.join(timeout=2.0)
-            self._receive(worker)
-            if not worker.done:
-                self._finish(worker)
-            if worker.run.status in (Status.RUNNING, Status.CRASHED):
-                worker.run.status = Status.TIMEOUT
-                worker.run.note = (f"still in prepare() (set-up/compilation) when {note}"
-                                   if phases[id(worker)] == "prepare" else f"still running when {note}")
+            why = (f"still in prepare() (set-up/compilation) when {note}"
+                   if phases[id(worker)] == "prepare" else f"still running when {note}")
+            self._end(worker, Status.TIMEOUT, why)
 

@@ -1,0 +1,37 @@
+"""The step scale of the Polyak subgradient loops on memory prices (local search and bound).
+
+Why one class: both loops move prices by ``beta * (target - value) / |g|^2`` and both shrink
+``beta`` the same way when the Lagrangian value stops rising; keeping that rule in one place keeps
+the two loops' behaviour comparable when it is tuned.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+class StallHalving:
+    """``beta`` halves after ``stall`` steps in a row without a new best Lagrangian value."""
+
+    def __init__(self, beta: float, stall: int) -> None:
+        self.beta = beta
+        self.stall_limit = stall
+        self.best = -math.inf
+        self.stall = 0
+
+    def observe(self, value: float) -> None:
+        """Record one step's Lagrangian value."""
+        if value > self.best:
+            self.best = value
+            self.stall = 0
+            return
+        self.stall += 1
+        if self.stall >= self.stall_limit:
+            self.beta *= 0.5
+            self.stall = 0
+
+    def restart(self, beta: float, forget_best: bool) -> None:
+        """Step again at ``beta`` (after the scale collapsed); optionally forget the best value."""
+        self.beta = beta
+        if forget_best:
+            self.best = -math.inf
