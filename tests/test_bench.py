@@ -95,7 +95,9 @@ def test_sweep_streams_verified_rows_and_refuses_to_overwrite(instances, tmp_pat
     assert {(r["instance"], r["configuration"], r["seed"]) for r in rows} == {
         (i, c, s) for i in ("example", "gen40") for c in ("minusage", "portfolio") for s in (0, 1)}
     for row in rows:
-        assert row["status"] == "feasible", row
+        # an exact backend of the portfolio may prove the example optimal within the limit
+        allowed = {"feasible"} if row["configuration"] == "minusage" else {"feasible", "optimal"}
+        assert row["status"] in allowed, row
         assert row["time_limit"] == LIMIT and row["elapsed"] < LIMIT
         assert row["workers"] >= 1 and row["incumbents"][-1]["cost"] == row["cost"]
         names = [r["backend"] for r in row["backend_runs"]]
