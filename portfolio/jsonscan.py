@@ -107,12 +107,9 @@ def _string_end(buf, i, info):
 
 
 @_jit
-def _number(buf, i, info):
-    """Parse one non-negative int64 JSON integer at i; return (end, value).
-
-    Used for usage_limit only; the list sections use the same rules inline.
-    """
-    n = buf.shape[0]
+def _digits(buf, i, n):
+    """The decimal digits from ``i`` as uint64 (wraps past 20 digits: callers reject more than 19);
+    returns (end, value)."""
     v = np.uint64(0)
     j = i
     while j < n:
@@ -121,6 +118,16 @@ def _number(buf, i, info):
             break
         v = v * np.uint64(10) + np.uint64(d)
         j += 1
+    return j, v
+
+
+@_jit
+def _number(buf, i, info):
+    """Parse one non-negative int64 JSON integer at i; return (end, value).
+
+    Used for usage_limit only; the list sections use the same rules inline.
+    """
+    j, v = _digits(buf, i, buf.shape[0])
     if j == i or j - i > 19 or (buf[i] == 48 and j - i > 1) or v > np.uint64(_INT64_MAX):
         return _fail(info, 2, i), np.int64(0)
     return j, np.int64(v)
@@ -195,14 +202,7 @@ def _fill(buf, i, counts, vals, info):
     while i < n:
         c = buf[i]
         if np.uint8(c - 48) <= 9:
-            v = np.uint64(0)
-            j = i
-            while j < n:
-                d = np.uint8(buf[j] - 48)
-                if d > 9:
-                    break
-                v = v * np.uint64(10) + np.uint64(d)
-                j += 1
+            j, v = _digits(buf, i, n)
             if j - i > 19 or v > np.uint64(_INT64_MAX) or nv >= vals.shape[0]:
                 return _fail(info, 2, i)
             vals[nv] = np.int64(v)

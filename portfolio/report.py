@@ -660,11 +660,7 @@ def write_plots(board: Leaderboard, entries_rows: Mapping[str, list[dict]], out_
         ax.legend(fontsize="small")
         ax.grid(alpha=0.3)
         fig.tight_layout()
-        for ext in ("png", "svg"):
-            path = out / f"convergence-{_safe(info.label)}.{ext}"
-            fig.savefig(path, dpi=120)
-            written.append(path)
-        plt.close(fig)
+        written += _save(plt, fig, out / f"convergence-{_safe(info.label)}")
     fig, ax = plt.subplots(figsize=(7, 0.35 * len(board.rows) + 1.2))
     rows = list(reversed(board.rows))
     ax.barh([r.label for r in rows], [r.total for r in rows],
@@ -681,12 +677,17 @@ def write_plots(board: Leaderboard, entries_rows: Mapping[str, list[dict]], out_
     ax.set_title("points: " + ", ".join(board.runs))
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
-    for ext in ("png", "svg"):
-        path = out / f"points.{ext}"
-        fig.savefig(path, dpi=120)
-        written.append(path)
-    plt.close(fig)
+    written += _save(plt, fig, out / "points")
     return written
+
+
+def _save(plt, fig, stem: Path) -> list[Path]:
+    """Write ``fig`` as ``stem``.png and .svg and close it; the paths written."""
+    paths = [stem.with_name(f"{stem.name}.{ext}") for ext in ("png", "svg")]
+    for path in paths:
+        fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return paths
 
 
 def plot_runs(run_paths: Sequence[str | Path], board: Leaderboard,

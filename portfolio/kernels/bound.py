@@ -55,7 +55,7 @@ from . import moves as mv
 from . import search as se
 from . import trws as tw
 from .model import CAP_UNLIMITED, KModel
-from .steps import StallHalving
+from .steps import StallHalving, piece_prices
 
 INF = np.inf
 
@@ -330,7 +330,7 @@ class LagrangeBound:
         self.lam = np.zeros(len(m.base))
         self.dir = np.zeros(len(m.base))
         self.best_lam = self.lam.copy()
-        self.step = StallHalving(self.p.beta, self.p.stall)
+        self.beta_rule = StallHalving(self.p.beta, self.p.stall)
         self.best = min(self.offset, forbidden_floor(problem)) if n == 0 else None
         self.steps = 0
         self.sc = mv.make_scratch(m, seed)
@@ -339,11 +339,7 @@ class LagrangeBound:
         self.t0 = time.time()
 
     def _prices(self) -> np.ndarray:
-        m = self.m
-        if len(m.pc_lo) == 0:
-            return self.zero
-        csum = np.concatenate([[0.0], np.cumsum(self.lam)])
-        return csum[m.pc_hi] - csum[m.pc_lo]
+        return piece_prices(self.m, self.lam, self.zero)
 
     def evaluate(self) -> float:
         """Certified bound (down-rounded float, kernel objective) at the current prices/messages."""
@@ -366,10 +362,10 @@ class LagrangeBound:
             self.best = bound
             self.best_lam = self.lam.copy()
             self.history.append((time.time() - self.t0, bound))
-        self.step.observe(value)
-        if self.step.beta < p.min_beta:
+        self.beta_rule.observe(value)
+        if self.beta_rule.beta < p.min_beta:
             self.lam = self.best_lam.copy()
-            self.step.restart(p.beta * 0.5, forget_best=False)
+            self.beta_rule.restart(p.beta * 0.5, forget_best=False)
         x = self.lab.copy()
         if p.descend:
             tx, dx = mv.build_tree(m, x)
@@ -389,7 +385,7 @@ class LagrangeBound:
         gap = target - value
         if gap <= 0:
             gap = 1e-3 * abs(target) + 1.0
-        step = self.step.beta * gap / gg
+        step = self.beta_rule.beta * gap / gg
         np.maximum(self.lam + step * g, 0.0, out=self.lam)
         return bound
 

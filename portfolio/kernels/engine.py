@@ -28,7 +28,7 @@ from . import search as se
 from . import trws as tw
 from .model import KModel, build_model
 from .reduce import Reduction, contract, expand, identity, reduce_problem
-from .steps import StallHalving
+from .steps import StallHalving, piece_prices
 
 
 def _plan(a) -> np.ndarray:
@@ -190,7 +190,7 @@ class Searcher:
         self.lab = np.zeros(n, np.int64)
         self.hat = np.zeros(int(np.diff(m.soff).max(initial=1)))
         self.lam = np.zeros(len(m.base))
-        self.step = StallHalving(self.p.beta, self.p.stall)
+        self.beta_rule = StallHalving(self.p.beta, self.p.stall)
         self.best: Optional[np.ndarray] = None
         self.best_cost = 0
         self.cur: Optional[np.ndarray] = None
@@ -219,11 +219,7 @@ class Searcher:
         return True
 
     def _prices(self) -> np.ndarray:
-        m = self.m
-        if len(m.pc_lo) == 0:
-            return self.zero
-        csum = np.concatenate([[0.0], np.cumsum(self.lam)])
-        return csum[m.pc_hi] - csum[m.pc_lo]
+        return piece_prices(self.m, self.lam, self.zero)
 
     # -------------------------------------------------------------- one Lagrangian round
     def lagrange_round(self) -> Optional[np.ndarray]:
@@ -255,15 +251,15 @@ class Searcher:
             self.stats["candidates"] += 1
         # Polyak step towards the best known cost
         lval = cx + float(self.lam @ g)
-        self.step.observe(lval)
-        if self.step.beta < 1e-3:
+        self.beta_rule.observe(lval)
+        if self.beta_rule.beta < 1e-3:
             # the step collapsed: jitter the prices and start stepping again (diversification)
             self.lam *= self.rng.uniform(0.75, 1.25, len(self.lam))
-            self.step.restart(0.25, forget_best=True)
+            self.beta_rule.restart(0.25, forget_best=True)
         ub = float(self.best_cost) if self.best is not None else abs(cx) * 2 + 1
         gg = float(g @ g)
         if gg > 0:
-            step = self.step.beta * max(ub - lval, 1e-3 * abs(ub)) / gg
+            step = self.beta_rule.beta * max(ub - lval, 1e-3 * abs(ub)) / gg
             np.maximum(self.lam + step * g, 0.0, out=self.lam)
         self.rounds += 1
         self.stats["rounds"] += 1

@@ -18,24 +18,20 @@ from .moves import (
 
 
 @inner
-def _push_neighbours(m, sc, x, tail, count, n):  # pragma: no cover - numba
-    for q in range(m.inc_off[x], m.inc_off[x + 1]):
-        y = m.inc_other[q]
-        if sc.inq[y] == 0:
-            sc.inq[y] = 1
-            sc.wl[tail] = y
-            tail = (tail + 1) % n
-            count += 1
-    return tail, count
-
-
-@inner
 def push(sc, x, tail, count, n):  # pragma: no cover - numba
+    """Queue ``x`` on the circular worklist unless it is there already; returns (tail, count)."""
     if sc.inq[x] == 0:
         sc.inq[x] = 1
         sc.wl[tail] = x
         tail = (tail + 1) % n
         count += 1
+    return tail, count
+
+
+@inner
+def _push_neighbours(m, sc, x, tail, count, n):  # pragma: no cover - numba
+    for q in range(m.inc_off[x], m.inc_off[x + 1]):
+        tail, count = push(sc, m.inc_other[q], tail, count, n)
     return tail, count
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 
 class StallHalving:
     """``beta`` halves after ``stall`` steps in a row without a new best Lagrangian value."""
@@ -35,3 +37,12 @@ class StallHalving:
         self.beta = beta
         if forget_best:
             self.best = -math.inf
+
+
+def piece_prices(m, lam: np.ndarray, zero: np.ndarray) -> np.ndarray:
+    """Per usage piece of kernel model ``m``, the sum of the time-point prices ``lam`` over the
+    points it covers (``m.pc_lo`` to ``m.pc_hi``), by prefix sums; ``zero`` when there is none."""
+    if len(m.pc_lo) == 0:
+        return zero
+    csum = np.concatenate([[0.0], np.cumsum(lam)])
+    return csum[m.pc_hi] - csum[m.pc_lo]
