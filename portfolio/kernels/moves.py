@@ -358,6 +358,15 @@ def count_evals(m, sol, t, d, order, sc):  # pragma: no cover - numba
 
 # ------------------------------------------------------------------------------------------ block
 @inner
+def group_member(m, sol, sc, j):  # pragma: no cover - numba
+    """The ``j``-th node of the group in ``sc.nodes``: (node, its first strategy's index, its number
+    of strategies, its current strategy)."""
+    y = sc.nodes[j]
+    so = m.soff[y]
+    return y, so, m.soff[y + 1] - so, sol[y]
+
+
+@inner
 def _next_stamp(sc):  # pragma: no cover - numba
     sc.ints[0] += 1
     return sc.ints[0]
@@ -430,10 +439,7 @@ def block_solve(m, sol, t, d, wp, hard, cnt, sc, stamp):  # pragma: no cover - n
     # unaries
     aoff = 0
     for j in range(cnt):
-        y = sc.nodes[j]
-        so = m.soff[y]
-        k = m.soff[y + 1] - so
-        cur = sol[y]
+        y, so, k, cur = group_member(m, sol, sc, j)
         for s in range(k):
             F[so + s] = np.float64(m.ncost[so + s])
         for q in range(m.inc_off[y], m.inc_off[y + 1]):

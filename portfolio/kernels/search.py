@@ -12,7 +12,7 @@ from .jit import inner, kernel
 
 from .moves import (
     best_single, block_move, cascade_node, log_price_delta, log_rollback, log_start, move_logged,
-    node_costs_all,
+    group_member, node_costs_all,
     node_delta_one, piece_query, fits, rand_float, rand_int,
 )
 
@@ -164,10 +164,7 @@ def kick(m, sol, t, d, hard, sc, size):  # pragma: no cover - numba
     count = 0
     tail = 0
     for j in range(cnt):
-        y = sc.nodes[j]
-        so = m.soff[y]
-        k = m.soff[y + 1] - so
-        cur = sol[y]
+        y, so, k, cur = group_member(m, sol, sc, j)
         if hard:
             piece_query(m, t, d, y, sc.qbuf)
         # reservoir-sample one alive strategy (that fits)
