@@ -376,7 +376,8 @@ def _load_for_solve(path: str | Path) -> tuple[Problem, float]:
     from . import io as pio
 
     data = pio.read_bytes(path)
-    fast = len(data) > SMALL_FILE_BYTES and (len(data) > CAREFUL_LOAD_MAX_BYTES or _scanner_cache_warm())
+    fast = len(data) > SMALL_FILE_BYTES and (len(data) > CAREFUL_LOAD_MAX_BYTES
+                                             or _scanner_cache_warm())
     return pio.parse_problem(data, path, fast=fast), time.perf_counter() - t0
 
 

@@ -66,3 +66,26 @@ def test_the_good_document_loads_in_both_formats(tmp_path):
     a, b = load_problem(contest), load_problem(path)
     assert a.name == b.name == "t"
     assert a.edge_costs.tolist() == b.edge_costs.tolist() == [0, 1]
+
+
+def test_careful_path_reads_what_the_fast_scanner_reads_without_importing_it():
+    # `portfolio solve` parses small files with fast=False: importing numba costs more than json.
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    from portfolio.cli import bundled_example
+    from portfolio.io import parse_problem, read_bytes
+
+    data = read_bytes(bundled_example())
+    fast = parse_problem(data, "example.json")
+    careful = parse_problem(data, "example.json", fast=False)
+    for field in ("node_costs", "edge_costs", "edge_nodes", "interval_usages", "strategy_offsets"):
+        assert np.array_equal(getattr(fast, field), getattr(careful, field)), field
+    assert fast.usage_limit == careful.usage_limit and fast.name == careful.name
+    probe = ("import sys; from portfolio.io import parse_problem, read_bytes; "
+             f"parse_problem(read_bytes({str(bundled_example())!r}), 'x', fast=False); "
+             "print('portfolio.jsonscan' in sys.modules, 'numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
