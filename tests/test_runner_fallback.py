@@ -5,11 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from portfolio.evaluate import evaluate
 from portfolio.io import load_problem
 from portfolio.problem import FORBIDDEN, Capacity
-from portfolio.runner.fallback import consistent_strategies, safe_plan
+from portfolio.runner.fallback import (_assign_in_order, _PairEdges, _pick, consistent_strategies,
+                                      safe_plan)
 from portfolio_plugins.minusage import MinUsageBackend
 from portfolio.backend import NullReporter, Status
 from tiny import make_problem, tiny
@@ -79,7 +81,32 @@ def test_minusage_backend_reports_the_plain_plan_then_the_safe_one():
                                                  "min-usage plan avoiding forbidden entries"]
 
 
-@pytest.mark.parametrize("name", ["B", "K", "N"])
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_on_a_forest_of_forbidden_edges_consistency_and_order_avoid_every_forbidden_entry(seed):
+    """On a forest, arc consistency plus a breadth-first pick is forbidden-free whenever a
+    forbidden-free plan exists: no repair and no luck involved."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 30))
+    k = [int(x) for x in rng.integers(1, 5, n)]
+    edges = [[int(rng.integers(0, i)), i] for i in range(1, n)]  # a random tree, parents first
+    rng.shuffle(edges)
+    tables = [[F if rng.random() < 0.6 else int(rng.integers(0, 9))
+               for _ in range(k[a] * k[b])] for a, b in edges]
+    costs = [[int(c) for c in rng.integers(0, 9, kk)] for kk in k]
+    usages = [[int(x) for x in rng.integers(0, 50, kk)] for kk in k]
+    prob = make_problem(costs, [[0, 1]] * n, usages, edges, tables)
+    alive = consistent_strategies(prob)
+    if alive is None:
+        return
+    rank = prob.strategy_usage_rank
+    start = _pick(prob, alive, rank).astype(np.int64)
+    plan = _assign_in_order(prob, start, alive, rank, _PairEdges(prob), float("inf"))
+    assert not evaluate(prob, plan).has_forbidden          # the order alone, before any repair
+    assert not evaluate(prob, safe_plan(prob)).has_forbidden
+
+
+@pytest.mark.parametrize("name", ["A", "B", "K", "M", "N", "S"])
 def test_fallback_is_forbidden_free_on_contest_instances(bench_dir, name):
     prob = load_problem(bench_dir / f"asplos-2025-iopddl-{name}.json.gz")
     ev = evaluate(prob, safe_plan(prob))

@@ -3,7 +3,10 @@ entries whenever a cheap propagation can.
 
 Per node, the least-memory strategy among those that survive arc consistency on forbidden entries
 (a strategy is dropped when some two-node edge allows it with no remaining strategy of the other
-node), then a few repair passes that move nodes off forbidden edge entries they still pick. When
+node), assigned in breadth-first order over the graph of edges with forbidden entries, each node
+taking its least-memory strategy allowed with every neighbour already assigned; then a few repair
+passes for what that order leaves (edges closing a cycle). On a forest of such edges (K, M and S
+among the contest instances) arc consistency plus that order is forbidden-free by construction. When
 consistency empties a node's domain (no forbidden-free plan exists), the plain least-memory plan is
 kept: a plan with forbidden entries is still a valid, if enormously expensive, answer.
 """
@@ -64,14 +67,15 @@ class _PairEdges:
         return self.costs[self.first + plan[self.u] * self.kv + plan[self.v]] == FORBIDDEN
 
 
-def consistent_strategies(problem: Problem, stop: float = float("inf")) -> Optional[np.ndarray]:
+def consistent_strategies(problem: Problem, stop: float = float("inf"),
+                          pe: Optional[_PairEdges] = None) -> Optional[np.ndarray]:
     """Allowed-strategy mask after arc consistency on forbidden entries; None on a wipe-out.
     Past ``stop`` the passes end early: every strategy removed so far is still rightly removed."""
     alive = problem.node_costs != FORBIDDEN
     node_of = np.repeat(np.arange(problem.num_nodes), problem.strategy_counts)
     if not np.all(np.bincount(node_of, weights=alive, minlength=problem.num_nodes) > 0):
         return None
-    pe = _PairEdges(problem)
+    pe = _PairEdges(problem) if pe is None else pe
     if len(pe.u) == 0:
         return alive
     while True:
@@ -98,13 +102,85 @@ def _pick(problem: Problem, alive: np.ndarray, rank: np.ndarray) -> np.ndarray:
     return order[starts] - starts
 
 
+def _bfs_levels(num_nodes: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Breadth-first level of every node in the graph of edges (u, v); -1 for nodes on no edge.
+    Each component's root is its lowest-numbered node."""
+    adj: list[list[int]] = [[] for _ in range(num_nodes)]
+    for a, b in zip(u.tolist(), v.tolist()):
+        adj[a].append(b)
+        adj[b].append(a)
+    level = [-1] * num_nodes
+    for root in np.unique(np.concatenate([u, v])).tolist():
+        if level[root] >= 0:
+            continue
+        level[root], frontier = 0, [root]
+        while frontier:
+            nxt = []
+            for a in frontier:
+                for b in adj[a]:
+                    if level[b] < 0:
+                        level[b] = level[a] + 1
+                        nxt.append(b)
+            frontier = nxt
+    return np.asarray(level, dtype=np.int64)
+
+
+def _assign_in_order(problem: Problem, plan: np.ndarray, alive: np.ndarray, rank: np.ndarray,
+                     pe: _PairEdges, stop: float) -> np.ndarray:
+    """Level by level of a breadth-first order over the forbidden-entry edges, each node takes the
+    alive strategy allowed by the most of its edges to earlier levels (all of them whenever arc
+    consistency leaves one, as it always does on a forest), least memory first. Edges inside a
+    level are left to the repair."""
+    if len(pe.u) == 0:
+        return plan
+    so = problem.strategy_offsets[:-1]
+    level = _bfs_levels(problem.num_nodes, pe.u, pe.v)
+    lu, lv = level[pe.u], level[pe.v]
+    e = pe.entry_edge
+    v_later = (lv > lu)[e]
+    later_level = np.maximum(lu, lv)[e]
+    keep = lu[e] != lv[e]
+    early_node = np.where(v_later, pe.u[e], pe.v[e])[keep]
+    early_s = np.where(v_later, pe.su, pe.sv)[keep]
+    cand = np.where(v_later, pe.sv, pe.su)[keep]
+    order = np.argsort(later_level[keep], kind="stable")
+    early_node, early_s, cand = early_node[order], early_s[order], cand[order]
+    ent_level = later_level[keep][order]
+    node_of = np.repeat(np.arange(problem.num_nodes), problem.strategy_counts)
+    by_level = np.argsort(level, kind="stable")
+    node_bounds = np.searchsorted(level[by_level], np.arange(level.max() + 2))
+    ent_bounds = np.searchsorted(ent_level, np.arange(level.max() + 2))
+    gs = so + plan
+    for lev in range(1, int(level.max()) + 1):
+        if time.monotonic() > stop:
+            break
+        nodes = by_level[node_bounds[lev]:node_bounds[lev + 1]]
+        sl = slice(ent_bounds[lev], ent_bounds[lev + 1])
+        ok = gs[early_node[sl]] == early_s[sl]
+        supported, support = np.unique(cand[sl][ok], return_counts=True)
+        counts = problem.strategy_counts[nodes]
+        strategies = np.repeat(so[nodes], counts) + (
+            np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts))
+        score = np.zeros(len(strategies), dtype=np.int64)
+        hit = np.searchsorted(supported, strategies)
+        found = hit < len(supported)
+        found[found] = supported[hit[found]] == strategies[found]
+        score[found] = support[hit[found]]
+        owner = node_of[strategies]
+        pick = np.lexsort((strategies, rank[strategies], -score, ~alive[strategies], owner))
+        first = np.cumsum(counts) - counts          # nodes ascend, and so do their groups
+        chosen = strategies[pick][first]
+        plan[nodes] = chosen - so[nodes]
+        gs[nodes] = chosen
+    return plan
+
+
 def _repair(problem: Problem, plan: np.ndarray, alive: np.ndarray, rank: np.ndarray,
-            stop: float, waves: int = 200) -> np.ndarray:
+            pe: _PairEdges, stop: float, waves: int = 200) -> np.ndarray:
     """Waves of vectorised repair: on each edge still picking a forbidden entry, the second node
     takes its least-memory alive strategy allowed with the first node's choice (or, when there is
     none, the first node one allowed with the second's). Changes propagate along chains of
     forbidden-entry edges, one step per wave."""
-    pe = _PairEdges(problem)
     so = problem.strategy_offsets[:-1]
     for _ in range(waves):
         if len(pe.u) == 0 or time.monotonic() > stop:
@@ -175,13 +251,15 @@ def safe_plan(problem: Problem, seconds: float = REPAIR_SECONDS) -> np.ndarray:
     to the plain least-memory plan when that one fits in memory and this one does not."""
     stop = time.monotonic() + seconds
     plain = np.asarray(problem.min_usage_strategies, dtype=np.int64)
-    alive = consistent_strategies(problem, time.monotonic() + seconds / 2)
+    pe = _PairEdges(problem)
+    alive = consistent_strategies(problem, time.monotonic() + seconds / 2, pe)
     if alive is None:
         return plain.copy()
     rank = problem.strategy_usage_rank
-    plan = _repair(problem, _pick(problem, alive, rank).astype(np.int64), alive, rank,
-                   min(stop, time.monotonic() + seconds / 3))
-    plan = _min_conflicts(problem, plan, alive, rank, _PairEdges(problem), stop)
+    plan = _assign_in_order(problem, _pick(problem, alive, rank).astype(np.int64), alive, rank,
+                            pe, stop)
+    plan = _repair(problem, plan, alive, rank, pe, min(stop, time.monotonic() + seconds / 3))
+    plan = _min_conflicts(problem, plan, alive, rank, pe, stop)
     if evaluate(problem, plan).feasible:
         return plan
     return plain.copy() if evaluate(problem, plain).feasible else plan
