@@ -250,3 +250,23 @@ def test_backends_lists_cpsat_unavailable_with_the_install_command_when_ortools_
     assert table.returncode == 0, table.stderr
     flat = re.sub(r"[\s│┃|]", "", table.stdout + table.stderr)
     assert "iopddl-portfolio[cpsat]" in flat
+
+
+def test_on_a_cold_cache_the_driver_skips_the_kernel_polish_and_starts_at_once(monkeypatch,
+                                                                             tmp_path):
+    """The exact backends never compile: no ``prepare`` (the runner starts them at once) and, with
+    the kernels not in the cache, no polish; the engine starts from the forbidden-free plan."""
+    from portfolio.runner.worker import has_prepare
+
+    assert not has_prepare(cpsat.CpSatBackend())
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "empty-cache"))
+    problem = generate_problem(120, 4, seed=2)
+    reporter = NullReporter()
+    result = solve_with_engine(cpsat.CpSatEngine(), problem, time.time() + 20, 0, None, reporter,
+                               threads=1)
+    assert "polish skipped" in result.note
+    assert [level for level, _ in reporter.demands] == ["low"]   # the compiling workers first
+    notes = [n for _, _, n in reporter.reports]
+    assert notes[0] == "least-memory plan avoiding forbidden entries"
+    assert "local-search kernels" not in notes
+    assert evaluate(problem, result.solution).feasible

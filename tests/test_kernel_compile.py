@@ -101,3 +101,53 @@ def test_compile_lock_is_exclusive_between_processes():
     assert float(out.strip()) >= released
     with compile_lock("test-lock"):   # free again: a lone process never waits
         pass
+
+
+def test_compile_markers_follow_the_cache_folder(monkeypatch, tmp_path):
+    """An exact backend asks ``compiled()`` before using the kernels: a marker written for one
+    cache folder says nothing about another, and every stage up to the one asked must be marked."""
+    from portfolio.presolve import jitlock
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "a"))
+    assert not jitlock.compiled("greedy")
+    for stage in ("presolve", "prepare", "greedy"):
+        jitlock.mark_compiled(stage)
+    assert jitlock.compiled("greedy") and not jitlock.compiled("moves")
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "b"))
+    assert not jitlock.compiled("prepare")
+
+
+def test_warmup_marks_every_stage_it_compiled(compiled_kernels):
+    """After the warm-up in this cache folder, every stage is marked (the fixture runs it)."""
+    from portfolio.presolve import jitlock
+
+    assert jitlock.compiled("search")
+
+
+def test_a_stage_compiling_elsewhere_is_skipped_for_the_next_one_then_waited_for(monkeypatch,
+                                                                               tmp_path):
+    """Two processes on a cold cache fill it side by side: while another holds stage a's lock,
+    this one compiles b and c first, then waits for a and loads it (marked, so not compiled)."""
+    import fcntl
+    import threading
+
+    from portfolio.presolve import jitlock
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    held = open(jitlock._lock_path("t-a"), "a+")
+    fcntl.flock(held, fcntl.LOCK_EX)          # "another process" compiling stage a
+
+    def other_finishes() -> None:
+        time.sleep(0.5)
+        jitlock.mark_compiled("t-a")
+        fcntl.flock(held, fcntl.LOCK_UN)
+
+    calls: list[str] = []
+    releaser = threading.Thread(target=other_finishes)
+    releaser.start()
+    jitlock.compile_stages({name: (lambda name=name: calls.append(name))
+                            for name in ("t-a", "t-b", "t-c")})
+    releaser.join()
+    held.close()
+    assert calls == ["t-b", "t-c", "t-a"]
+    assert all(jitlock.is_compiled(s) for s in ("t-a", "t-b", "t-c"))

@@ -21,7 +21,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..presolve.jitlock import compile_lock
+from ..presolve.jitlock import STAGES as JIT_STAGES
+from ..presolve.jitlock import _trace, compile_lock, compile_stages, mark_compiled
 from ..problem import Problem
 from . import moves as mv
 from . import search as se
@@ -329,7 +330,7 @@ class Searcher:
                 on_improve(self.best)
 
 
-STAGES = ("prepare", "greedy", "moves", "trws", "search")
+STAGES = JIT_STAGES[1:]
 """Compile stages, in dependency order: each compiles (or loads from numba's cache) the kernels the
 later ones call, so a backend compiles only the stages it needs (``greedy`` stops after its own)."""
 
@@ -356,26 +357,24 @@ def warmup(upto: str = "search") -> float:
     from ..presolve import warm_up as presolve_warm_up
 
     t0 = time.perf_counter()
-    last = STAGES.index(upto)
     presolve_warm_up()  # prepare() merges with the presolve's kernels (own lock)
     with compile_lock("prepare"):
+        _trace("prepare stage")
         prep = prepare(_example())
-    if last >= 1:
-        with compile_lock("greedy"):
-            sol, ok, _ = greedy_plan(prep, 2, blocks=False)
-            mv.plan_cost(prep.rm, sol)
-    if last >= 2:
-        with compile_lock("moves"):
-            polish(prep, sol)
-    if last >= 3:
-        with compile_lock("trws"):
-            s = Searcher(prep, 0, SearchParams(kicks_per_round=5))
-            s.lagrange_round()
-    if last >= 4:
-        with compile_lock("search"):
-            if ok:
-                s.offer(sol)
-            s.run(time.time() + 60, max_rounds=2)
+    mark_compiled("prepare")
+    start = min_volume_plan(prep.rm)   # feasible on the example: every stage starts from it
+
+    def search() -> None:
+        s = Searcher(prep, 0, SearchParams(kicks_per_round=5))
+        s.offer(start)
+        s.run(time.time() + 60, max_rounds=2)
+
+    calls = {"greedy": lambda: (greedy_plan(prep, 2, blocks=False), mv.plan_cost(prep.rm, start)),
+             "moves": lambda: polish(prep, start),
+             "trws": lambda: Searcher(prep, 0, SearchParams(kicks_per_round=5)).lagrange_round(),
+             "search": search}
+    compile_stages({s: calls[s] for s in STAGES[1:STAGES.index(upto) + 1]},
+                   after={"search": ("moves", "trws")})
     return time.perf_counter() - t0
 
 
