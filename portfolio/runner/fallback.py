@@ -42,11 +42,15 @@ class _PairEdges:
         self.u, self.v = problem.edge_nodes[starts], problem.edge_nodes[starts + 1]
         self.kv = counts[self.v]
         self.first = off[:-1][keep]                      # each edge's first entry in edge_costs
-        size = np.diff(off)[keep]
-        edge = np.repeat(np.arange(len(keep)), size)
-        pos = np.arange(int(size.sum())) - np.repeat(np.cumsum(size) - size, size)
-        allowed = ~forb_entries[self.first[edge] + pos]
-        edge, pos = edge[allowed], pos[allowed]
+        # the allowed entries of these edges, found through one boolean mask over all entries
+        # (A: 5.9M entries, 0.2M of them wanted: no per-entry index array of the whole table)
+        mark = np.zeros(len(forb_entries) + 1, dtype=np.int8)
+        mark[self.first] = 1
+        mark[off[1:][keep]] -= 1
+        inside = np.cumsum(mark[:-1], dtype=np.int8).view(bool)
+        idx = np.flatnonzero(inside & ~forb_entries)
+        edge = np.searchsorted(self.first, idx, side="right") - 1
+        pos = idx - self.first[edge]
         kv = self.kv[edge]
         self.entry_edge = edge
         self.su = so[self.u][edge] + pos // kv            # global strategy index of each side
