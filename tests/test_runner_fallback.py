@@ -111,3 +111,16 @@ def test_fallback_is_forbidden_free_on_contest_instances(bench_dir, name):
     prob = load_problem(bench_dir / f"asplos-2025-iopddl-{name}.json.gz")
     ev = evaluate(prob, safe_plan(prob))
     assert ev.feasible and not ev.has_forbidden
+
+
+def test_the_runner_reserve_avoids_forbidden_entries_without_any_backend_plan():
+    """A run whose backends never report still answers forbidden-free: the runner refines its own
+    reserve with the fallback (minusage is not needed for that)."""
+    import faulty_backends as fb
+    from portfolio.runner import run_portfolio
+
+    prob = _pair([F, 0, 0, 0])          # the least-memory pair is forbidden
+    result = run_portfolio(prob, [fb.Hangs()], time_limit=2.0)
+    assert result.winner == "fallback"
+    ev = evaluate(prob, result.solution)
+    assert ev.feasible and not ev.has_forbidden

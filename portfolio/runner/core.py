@@ -87,6 +87,7 @@ class Portfolio(Launching, Supervision, Answers, StopRules):
         self.best_eval: Optional[Evaluation] = None
         self.best_backend: Optional[str] = None
         self.reserve: Optional[tuple[np.ndarray, Evaluation]] = None
+        self.reserve_refined = False   # see Answers._safe_reserve
         self.stopped_early: Optional[str] = None
         self.presolved: Optional[PlanMapping] = None
         self.presolve_info: Optional[dict] = None
@@ -140,6 +141,8 @@ class Portfolio(Launching, Supervision, Answers, StopRules):
             self._poll_presolve()
             self._launch_ready()
             self._launch_extra()
+            if not self.reserve_refined:
+                self._safe_reserve()
             live = [w for w in self.active if not w.done]
             if self.on_update:
                 self.on_update(self)
