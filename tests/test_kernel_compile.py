@@ -151,3 +151,16 @@ def test_a_stage_compiling_elsewhere_is_skipped_for_the_next_one_then_waited_for
     held.close()
     assert calls == ["t-b", "t-c", "t-a"]
     assert all(jitlock.is_compiled(s) for s in ("t-a", "t-b", "t-c"))
+
+
+def test_a_read_only_install_keeps_its_markers_in_the_user_cache(monkeypatch):
+    """numba caches in the user's folder when the package folder is read-only; so do the markers,
+    else a warm read-only install would look cold to the exact backends forever."""
+    from portfolio.presolve import jitlock
+
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    assert "__pycache__" in jitlock._marker_path("search") or not os.access(
+        os.path.dirname(jitlock.__file__), os.W_OK)
+    monkeypatch.setattr(jitlock.os, "access", lambda path, mode: False)
+    assert jitlock._marker_path("search").startswith(
+        os.path.join(os.path.expanduser("~"), ".cache", "portfolio-jit"))

@@ -145,11 +145,16 @@ def _marker_path(stage: str) -> str:
 
     pkg = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     where = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(pkg, "kernels", "__pycache__")
+    if not os.environ.get("NUMBA_CACHE_DIR") and not os.access(
+            where if os.path.isdir(where) else os.path.dirname(where), os.W_OK):
+        # a read-only install: numba caches in the user's cache folder then, and so do we
+        where = os.path.join(os.path.expanduser("~"), ".cache", "portfolio-jit",
+                             hashlib.sha1(pkg.encode()).hexdigest()[:12])
     h = hashlib.sha1()
     for sub in ("presolve", "kernels"):
         folder = os.path.join(pkg, sub)
         for name in sorted(os.listdir(folder)):
-            if name.endswith(".py"):
+            if name.endswith(".py") and name != "jitlock.py":   # this file compiles nothing
                 st = os.stat(os.path.join(folder, name))
                 h.update(f"{sub}/{name}:{st.st_size}:{st.st_mtime_ns};".encode())
     return os.path.join(where, f"portfolio-compiled-{stage}-{h.hexdigest()[:12]}")
