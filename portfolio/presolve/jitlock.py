@@ -1,4 +1,5 @@
-"""Machine-wide locks around numba compile stages, shared by the presolve and the search kernels.
+"""Machine-wide locks around numba compile stages, shared by the presolve and the search kernels,
+markers of the stages already in the cache, and the side-by-side compilation of stages.
 
 Lives in the presolve package because it is the lowest floor that compiles kernels; the search
 kernels (:mod:`portfolio.kernels.engine`) use the same locks for their own stages.
@@ -110,25 +111,25 @@ def compile_stages(stages: "dict[str, Callable[[], object]]",
                 continue
             with compile_lock(stage, wait=False) as held:
                 if held:
-                    if not is_compiled(stage):
-                        _trace(f"compiling {stage}")
-                        with compile_slot():
-                            stages[stage]()
-                        mark_compiled(stage)
-                    else:
-                        stages[stage]()
+                    _compile_or_load(stage, stages[stage])
                     pending.remove(stage)
                     break
         else:
             with compile_lock(pending[0]):
-                if not is_compiled(pending[0]):
-                    _trace(f"compiling {pending[0]} (waited)")
-                    with compile_slot():
-                        stages[pending[0]]()
-                    mark_compiled(pending[0])
-                else:
-                    stages[pending[0]]()
+                _compile_or_load(pending[0], stages[pending[0]])
             pending.pop(0)
+
+
+def _compile_or_load(stage: str, call: "Callable[[], object]") -> None:
+    """Under the stage's lock: load it when another process marked it meanwhile, else compile it
+    in a compile slot and mark it."""
+    if is_compiled(stage):
+        call()
+        return
+    _trace(f"compiling {stage}")
+    with compile_slot():
+        call()
+    mark_compiled(stage)
 
 
 STAGES = ("presolve", "prepare", "greedy", "moves", "trws", "search")
