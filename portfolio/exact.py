@@ -28,7 +28,6 @@ from .backend import (LOW, Backend, Reporter, SolveResult, Status, allotted_core
                       time_left)
 from .evaluate import evaluate
 from .exactmodel import ExactEngine, ExactOutcome, ModelSize, OutcomeStatus  # noqa: F401
-from .presolve.jitlock import compiled
 from .problem import Problem
 from .runner.fallback import safe_plan
 
@@ -137,6 +136,7 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
     small model, ``FULL_SHARE`` of it for a large one), LNS windows with the same engine on the
     rest of the time or when the model is too big. Returns the backend's :class:`SolveResult`."""
     from .lns import run_lns  # lns is a floor below; imported here to keep start-up light
+    from .presolve.jitlock import compiled  # the presolve package imports numba: in the worker
 
     # Engines overrun their limits (an LP solve between two clock checks, a model build): aim a
     # little before the deadline so the result, with its bound, is sent before the runner kills.

@@ -38,3 +38,15 @@ def test_cold_cache_solve_answers_before_the_deadline_without_forbidden_choices(
         assert "no worker was free" not in row["note"]
         if row["status"] == "timeout":
             assert row["note"].startswith(("still in prepare()", "still running"))
+
+
+def test_nothing_before_the_first_fork_imports_numba():
+    """The parent lists the backends, checks ``available()`` and imports the runner; none of it may
+    pull in numba (about 0.5-1 s): the kernels, the presolve and the compile markers load in the
+    workers (an exact backend's module once imported the markers' package at load)."""
+    probe = ("import sys; from portfolio.registry import Registry, check_available; "
+             "reg = Registry(); check_available([reg.get(n) for n in reg.names()]); "
+             "import portfolio.runner; print(sorted(reg.names()), 'numba' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().endswith("False"), out.stdout
+    assert "cpsat" in out.stdout and "localsearch" in out.stdout
