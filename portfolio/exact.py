@@ -113,8 +113,9 @@ class _Best:
 def starting_plan(problem: Problem, warm_start: Optional[np.ndarray], best: "_Best",
                   report: Reporter) -> None:
     """Offer every cheap starting point: the warm start, the portfolio's best, the least-memory
-    plan avoiding forbidden entries (plain numpy), or the plain one (the last two are this
-    backend's own finds, so they are reported)."""
+    plan avoiding forbidden entries (plain numpy; it is the plain least-memory plan when that one
+    alone fits or no forbidden-free plan exists). The last is this backend's own find, so it is
+    reported."""
     best.offer(warm_start, "warm start", own=False)
     try:
         best.offer(report.best(), "portfolio best", own=False)
@@ -122,9 +123,6 @@ def starting_plan(problem: Problem, warm_start: Optional[np.ndarray], best: "_Be
         pass
     if (best.plan is None or not best.clean) and problem.num_nodes:
         best.offer(safe_plan(problem, 1.0), "least-memory plan avoiding forbidden entries",
-                   own=True)
-    if best.plan is None and problem.num_nodes:
-        best.offer(np.array(problem.min_usage_strategies, dtype=np.int64), "min-usage plan",
                    own=True)
 
 
@@ -171,9 +169,10 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
         # run reached 2.4e10 where the greedy reaches 6.55e9). This backend takes the core they
         # leave, and skips its own polish (compiling would cost it most of a minute).
         declare_demand(report, LOW, "kernels compiling elsewhere (cold cache)")
-    if polish and int((problem.strategy_counts > 1).sum()) > POLISH_MIN_FREE and cold:
+    wants_polish = polish and int((problem.strategy_counts > 1).sum()) > POLISH_MIN_FREE
+    if wants_polish and cold:
         notes.append("polish skipped: kernels not compiled yet (`portfolio warmup`)")
-    elif polish and int((problem.strategy_counts > 1).sum()) > POLISH_MIN_FREE:
+    elif wants_polish:
         # the kernels take the contract's wall-clock deadline
         until = time.time() + min(POLISH_SHARE * (stop - time.monotonic()), POLISH_MAX)
         try:
