@@ -22,7 +22,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..presolve.jitlock import STAGES as JIT_STAGES
-from ..presolve.jitlock import _trace, compile_lock, compile_stages, mark_compiled
+from ..presolve.jitlock import compile_lock, compile_stages, mark_compiled, trace
 from ..problem import Problem
 from . import moves as mv
 from . import search as se
@@ -359,7 +359,7 @@ def warmup(upto: str = "search") -> float:
     t0 = time.perf_counter()
     presolve_warm_up()  # prepare() merges with the presolve's kernels (own lock)
     with compile_lock("prepare"):
-        _trace("prepare stage")
+        trace("prepare stage")
         prep = prepare(_example())
     mark_compiled("prepare")
     start = min_volume_plan(prep.rm)   # feasible on the example: every stage starts from it

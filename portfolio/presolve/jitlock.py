@@ -73,7 +73,7 @@ def compile_slot() -> Iterator[None]:
         yield
 
 
-def _trace(what: str) -> None:
+def trace(what: str) -> None:
     """With ``PORTFOLIO_JIT_TRACE=<file>``, append a timestamped line per compile event (who
     compiled which stage when: ``benchmarks/compile.py`` and cold-run diagnosis read it)."""
     path = os.environ.get("PORTFOLIO_JIT_TRACE")
@@ -126,7 +126,7 @@ def _compile_or_load(stage: str, call: "Callable[[], object]") -> None:
     if is_compiled(stage):
         call()
         return
-    _trace(f"compiling {stage}")
+    trace(f"compiling {stage}")
     with compile_slot():
         call()
     mark_compiled(stage)
@@ -163,7 +163,7 @@ def _marker_path(stage: str) -> str:
 
 def mark_compiled(stage: str) -> None:
     """Record that ``stage`` is in the cache (best effort: a read-only cache stays unmarked)."""
-    _trace(f"compiled {stage}")
+    trace(f"compiled {stage}")
     try:
         path = _marker_path(stage)
         os.makedirs(os.path.dirname(path), exist_ok=True)

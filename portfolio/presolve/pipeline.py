@@ -18,7 +18,7 @@ from .consistency import arc, remove_forbidden
 from .dominance import dominance
 from .elimination import eliminate, single
 from .folding import edge_tables
-from .jitlock import _trace, compile_lock, mark_compiled
+from .jitlock import compile_lock, mark_compiled, trace
 from .mapping import Presolved, build
 from .memory import intervals, memory_bounds
 from .merge import merge
@@ -169,7 +169,7 @@ def warm_up() -> float:
     first real presolve in a process does not pay for it; returns the seconds spent."""
     t0 = time.perf_counter()
     with compile_lock("presolve"):   # the runner's presolve child and the kernel workers at once
-        _trace("presolve stage")
+        trace("presolve stage")
         _warm_up()
     mark_compiled("presolve")
     return time.perf_counter() - t0
