@@ -115,6 +115,12 @@ class FinalTable:
 
     def __rich_console__(self, console: Console, options: Any) -> Any:
         narrow = options.max_width < NARROW
+        runs = list(self.result.runs.values())
+        if self.result.stopped_early and runs and all(r.status is Status.PENDING for r in runs):
+            # settled by the runner before any backend started (a tiny instance enumerated)
+            yield Text(f"backends: none started ({', '.join(sorted(r.name for r in runs))}); "
+                       f"the runner settled the instance first", overflow="fold")
+            return
         yield build_final_table(self.result, options.max_width)
         if narrow:
             for run in _order(self.result):

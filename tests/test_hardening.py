@@ -90,11 +90,12 @@ def test_two_distributions_same_entry_point_name_both_listed(tmp_path):
 
 def test_qualified_name_picks_the_impostor_in_solve():
     env = _env(plugins="hostile_impostor")
-    proc = portfolio("solve", "-b", "hostile_impostor:greedy", "-t", "8", "--json", "-q", env=env)
+    proc = portfolio("solve", "-b", "hostile_impostor:greedy", "-t", "8", "--json", "-q",
+                     "--no-exhaustive", env=env)
     assert proc.returncode == 0, proc.stderr
     rows = {r["backend"]: r for r in json.loads(proc.stdout)["backends"]}
     assert list(rows) == ["hostile_impostor:greedy"] and rows["hostile_impostor:greedy"]["note"] == "impostor"
-    proc = portfolio("solve", "-b", "greedy", "-t", "8", "--json", "-q", env=env)
+    proc = portfolio("solve", "-b", "greedy", "-t", "8", "--json", "-q", "--no-exhaustive", env=env)
     rows = {r["backend"]: r for r in json.loads(proc.stdout)["backends"]}
     assert list(rows) == ["greedy"] and rows["greedy"]["note"] != "impostor"
 

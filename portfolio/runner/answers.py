@@ -11,6 +11,7 @@ import numpy as np
 
 from ..backend import Status
 from ..evaluate import Evaluation, evaluate, min_usage_profile
+from ..exhaustive import enumerate_optimum
 from . import validate
 from .claims import INFEASIBLE, LOWER_BOUND, OPTIMAL, Claim
 from .fallback import safe_plan
@@ -23,6 +24,9 @@ if TYPE_CHECKING:
 
 FALLBACK = "fallback"
 """The winner's name when the answer is the runner's own least-memory plan."""
+
+ENUMERATION = "enumeration"
+"""The winner's name when the runner scored every plan of a tiny instance."""
 
 
 class Answers:
@@ -115,9 +119,12 @@ class Answers:
 
     # ---------------------------------------------------------------- the runner's own proofs
     def _own_checks(self) -> None:
-        """The least-memory reserve plan, and the memory-only infeasibility proof (no compilation)."""
+        """The least-memory reserve plan, the memory-only infeasibility proof and, on a tiny
+        instance, every plan scored (no compilation in any of them)."""
         plain = np.asarray(self.problem.min_usage_strategies, dtype=np.int64)
         ev = evaluate(self.problem, plain)
+        if self.exhaustive:
+            self._enumerate()
         if ev.feasible:
             self.reserve = (plain, ev)
             return
@@ -128,6 +135,22 @@ class Answers:
             t = int(self.problem.time_points[over[0]])
             self._claim(None, INFEASIBLE, None, True,
                         f"memory check (least usage exceeds the capacity at t={t})")
+
+    def _enumerate(self) -> None:
+        """A tiny instance is settled by scoring every plan (:mod:`portfolio.exhaustive`): its optimum
+        is verified like any plan and proven by the runner, so the run ends before any backend
+        starts. Only on request (``exhaustive``): a bench row stays its backends' own."""
+        found = enumerate_optimum(self.problem)
+        if found is None:
+            return
+        source = f"enumeration (every one of the {found.plans:,} plans scored)"
+        if found.plan is not None:
+            refused, ev = self._consider(None, found.plan, "enumeration")
+            if refused is None:
+                self.best_backend = ENUMERATION
+                self._claim(None, OPTIMAL, ev.cost, True, source)
+        elif found.feasible_plans == 0:
+            self._claim(None, INFEASIBLE, None, True, source)
 
     def _safe_reserve(self) -> None:
         """Once, right after the first workers are forked: make the reserve forbidden-free with the

@@ -50,7 +50,7 @@ class Portfolio(Launching, Supervision, Answers, StopRules):
                  presolved: Optional[PlanMapping] = None, presolve: bool = False,
                  early_stop: bool = True, policy: str = DEFAULT_POLICY,
                  extra_seeds: bool = True, memory_limit: object = "default",
-                 fallback: bool = True, honour_demand: bool = True) -> None:
+                 fallback: bool = True, honour_demand: bool = True, exhaustive: bool = False) -> None:
         names = [b.name for b in backends]
         if len(set(names)) != len(names):
             raise ValueError(f"backend listed twice: {names}")
@@ -66,6 +66,7 @@ class Portfolio(Launching, Supervision, Answers, StopRules):
         self.extra_seeds = extra_seeds
         self.honour_demand = honour_demand  # a backend's declared low CPU demand lowers its priority
         self.fallback = fallback  # the reserve plan may be the answer (it always checks claims)
+        self.exhaustive = exhaustive  # score every plan of a tiny instance before any backend
         # Bytes one backend (with everything it starts) may use; "default": a share of the RAM.
         self.memory_limit: Optional[int] = (contain.default_memory_limit(len(self.backends))
                                             if memory_limit == "default" else memory_limit)
@@ -116,9 +117,15 @@ class Portfolio(Launching, Supervision, Answers, StopRules):
         try:
             start_checks(self.backends)
             self._own_checks()
-            if self.want_presolve and self.presolve_info is None and self.presolved is None:
-                self._start_presolve()
-            self._loop()
+            settled = self._stop_reason()  # e.g. a tiny instance enumerated: no backend is needed
+            if settled:
+                self.stopped_early = settled
+                for run in self.runs.values():
+                    run.note = f"the runner settled the instance first: {settled}"
+            else:
+                if self.want_presolve and self.presolve_info is None and self.presolved is None:
+                    self._start_presolve()
+                self._loop()
         finally:
             self.scheduler.resume_all()
             for worker in self.active:
@@ -191,7 +198,8 @@ def run_portfolio(problem: Problem, backends: Sequence[BackendLike], time_limit:
                   presolved: Optional[PlanMapping] = None, presolve: bool = False,
                   early_stop: bool = True, policy: str = DEFAULT_POLICY,
                   extra_seeds: bool = True, memory_limit: object = "default",
-                  fallback: bool = True, honour_demand: bool = True) -> PortfolioResult:
+                  fallback: bool = True, honour_demand: bool = True,
+                  exhaustive: bool = False) -> PortfolioResult:
     """Run ``backends`` on ``problem`` until ``start + time_limit`` and return the best verified plan.
 
     ``start`` is a ``time.monotonic()`` value (default: now; system-wide on Linux, so it compares
@@ -208,7 +216,9 @@ def run_portfolio(problem: Problem, backends: Sequence[BackendLike], time_limit:
     a run always answers; ``bench`` turns it off so that a configuration's row is its backends' own.
     ``honour_demand`` (default True) gives a backend that declares a low CPU demand
     (``report.demand("low")``) the lowest priority (see :mod:`.schedule`); False ignores demands.
+    ``exhaustive`` (the CLI's default) first scores every plan of a tiny instance
+    (:mod:`portfolio.exhaustive`); when that settles it, the run ends before any backend starts.
     """
     return Portfolio(problem, backends, time_limit, start, workers, seed, warm_start, on_update,
                      presolved, presolve, early_stop, policy, extra_seeds, memory_limit,
-                     fallback, honour_demand).run()
+                     fallback, honour_demand, exhaustive).run()
