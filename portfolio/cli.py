@@ -33,10 +33,9 @@ from .io import (
     read_solution,
     write_problem,
 )
+from .clock import CLOCKS, EXEC_GAP, command_start
+from .exhaustive import MAX_PLANS
 from .problem import FORBIDDEN, Problem
-
-_START = time.monotonic()
-"""Process start (module import), from which the solve deadline is counted."""
 
 EXIT_OK, EXIT_NO_SOLUTION, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -267,24 +266,11 @@ def _refuse_overwrite(path: str | Path | None, force: bool) -> None:
         raise UserError(f"{path}: folder {p.parent} is not writable")
 
 
-def _process_start() -> float:
-    """When this process started (``time.monotonic()`` scale): the whole command's budget counts from it.
-
-    On Linux the age comes from /proc (start tick vs. uptime, both since boot); psutil's
-    ``create_time`` is not used because its boot-time estimate can be off by a second in containers.
-    Elsewhere, the import time of this module is the best estimate.
-    """
-    try:
-        with open("/proc/self/stat") as f:
-            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
-        with open("/proc/uptime") as f:
-            uptime = float(f.read().split()[0])
-        age = uptime - start_ticks / os.sysconf("SC_CLK_TCK")
-        if 0 <= age < 3600:
-            return time.monotonic() - age
-    except (OSError, ValueError, IndexError):
-        pass
-    return _START
+CLOCK_HELP = ("What the time limit counts from: 'program', this program's start; 'process', the "
+              "creation of its process (earlier when a shell ran other commands and then exec'd it, "
+              "as in `bash -c \"cd x && iopddl f 60\"`).")
+NO_EXHAUSTIVE_HELP = (f"Do not settle an instance of at most {MAX_PLANS:,} plans by scoring every "
+                      f"plan; run the backends on it as on any other.")
 
 
 def _select_backends(names: str | None, time_limit: float | None = None) -> list:
@@ -385,8 +371,12 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
               workers: int | None = None, seed: int = 0, output: str | None = None,
               as_json: bool = False, quiet: bool = False, force: bool = False,
               use_presolve: bool = True, early_stop: bool = True, policy: str | None = None,
-              memory_limit: object = "default", honour_demand: bool = True) -> int:
+              memory_limit: object = "default", honour_demand: bool = True,
+              clock: str = "program", exhaustive: bool = True) -> int:
     """Run the portfolio on a problem file and report; returns the exit code.
+
+    ``clock`` says what the budget counts from (:mod:`portfolio.clock`): ``program``, this program's
+    start, or ``process``, its process's creation (a shell that exec'd it included).
 
     SIGINT/SIGTERM end the run at once: the best verified plan is printed as usual and the exit code
     is 128 + the signal's number (130, 143).
@@ -395,7 +385,8 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
     previous = _on_signals(_raise_interrupted)
     try:
         return _run_solve(problem_path, time_limit, backends, workers, seed, output, as_json, quiet,
-                          force, use_presolve, early_stop, policy, memory_limit, late, honour_demand)
+                          force, use_presolve, early_stop, policy, memory_limit, late, honour_demand,
+                          clock, exhaustive)
     except _Interrupted as stop:
         _on_signals(lambda signum, frame: None)
         console.print(f"[yellow]interrupted[/] ({stop}) before any plan was found", highlight=False)
@@ -408,17 +399,23 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
 def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None,
                workers: int | None, seed: int, output: str | None, as_json: bool, quiet: bool,
                force: bool, use_presolve: bool, early_stop: bool, policy: str | None,
-               memory_limit: object, late: list[int], honour_demand: bool = True) -> int:
+               memory_limit: object, late: list[int], honour_demand: bool = True,
+               clock: str = "program", exhaustive: bool = True) -> int:
     from .progress import LiveProgress, final_table
     from .runner import run_portfolio
 
-    start = _process_start()
+    start, before = command_start(clock)
+    if before >= EXEC_GAP and not quiet:
+        console.print(f"clock: the process existed {before:.1f} s before this program started (a "
+                      f"shell exec'd it); the {time_limit:g} s budget counts from the "
+                      + ("process's creation (--clock process)" if clock == "process"
+                         else "program's start"), highlight=False, soft_wrap=True)
     _refuse_overwrite(output, force)
     chosen = _select_backends(backends, time_limit)
     prob, load_s = _load_for_solve(problem_path)
     kwargs = dict(start=start, workers=workers, seed=seed, presolve=use_presolve,
                   early_stop=early_stop, memory_limit=memory_limit, fallback=True,
-                  honour_demand=honour_demand)
+                  honour_demand=honour_demand, exhaustive=exhaustive)
     if policy:
         kwargs["policy"] = policy
     if quiet:
@@ -465,7 +462,8 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
 @cli.command()
 @click.argument("problem", required=False, type=click.Path())
 @click.option("--time-limit", "-t", type=click.FloatRange(min=0, min_open=True), default=60.0,
-              show_default=True, help="Wall-clock seconds for the whole command, loading included.")
+              show_default=True, help="Wall-clock seconds for the whole command, loading included, "
+              "counted from this program's start (see --clock).")
 @click.option("--backends", "-b", help="Comma-separated backend names (default: all available).")
 @click.option("--workers", "-w", type=click.IntRange(min=1), help="Cores the backends share "
               "(default: all this process may use); every backend starts whatever the number.")
@@ -484,14 +482,23 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
 @click.option("--memory-limit", metavar="SIZE", help="Memory cap per backend (everything it starts "
               "included), e.g. 4G or 512M; 'none' for no cap. Default: 3/4 of the RAM divided by "
               "the number of backends, at least 1G. A backend over it is ended; the others go on.")
+@click.option("--clock", type=click.Choice(CLOCKS), default="program", show_default=True,
+              help=CLOCK_HELP)
+@click.option("--no-exhaustive", is_flag=True, help=NO_EXHAUSTIVE_HELP)
 def solve(problem: str | None, time_limit: float, backends: str | None, workers: int | None,
           seed: int, output: str | None, force: bool, as_json: bool, quiet: bool,
           no_presolve: bool, no_early_stop: bool, policy: str | None, ignore_demand: bool,
-          memory_limit: str | None) -> None:
+          memory_limit: str | None, clock: str, no_exhaustive: bool) -> None:
     """Find the cheapest feasible plan for PROBLEM (default: the bundled example).
 
     Backends run in parallel until one shared deadline; every plan is re-verified by the exact
     evaluator. The last stdout line is the plan `[s0, s1, ...]`, or `[]` when none was found.
+    A tiny instance (the bundled example: 432 plans) is settled at once by scoring every plan,
+    before any backend starts (see --no-exhaustive).
+
+    The time limit counts from this program's start, loading included, also when a shell exec'd
+    it after other commands (`bash -c "cd x && portfolio solve"`); `--clock process` counts from the
+    creation of the process instead, as `iopddl` does.
     """
     from .runner.contain import parse_size
 
@@ -502,7 +509,7 @@ def solve(problem: str | None, time_limit: float, backends: str | None, workers:
     sys.exit(run_solve(problem or bundled_example(), time_limit, backends, workers, seed, output,
                        as_json, quiet, force, use_presolve=not no_presolve,
                        early_stop=not no_early_stop, policy=policy, memory_limit=cap,
-                       honour_demand=not ignore_demand))
+                       honour_demand=not ignore_demand, clock=clock, exhaustive=not no_exhaustive))
 
 
 @cli.command()
@@ -799,10 +806,17 @@ def main() -> None:
 @click.command(cls=_Command, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("problem", type=click.Path())
 @click.argument("timeout", type=click.FloatRange(min=0, min_open=True))
-def _iopddl(problem: str, timeout: float) -> None:
-    """Contest drop-in: solve PROBLEM within TIMEOUT seconds; the last stdout line is the plan."""
+@click.option("--clock", type=click.Choice(CLOCKS), default="process", show_default=True,
+              help=CLOCK_HELP)
+def _iopddl(problem: str, timeout: float, clock: str) -> None:
+    """Contest drop-in: solve PROBLEM within TIMEOUT seconds; the last stdout line is the plan.
+
+    TIMEOUT counts from the creation of this process, as a harness that times the whole command
+    sees it: when a shell runs other commands and then execs `iopddl`, their time counts too
+    (`--clock program` counts from this program's start instead, as `portfolio solve` does).
+    """
     try:
-        code = run_solve(problem, timeout, quiet=True)
+        code = run_solve(problem, timeout, quiet=True, clock=clock)
     except (ProblemFormatError, SolutionFormatError, SolutionError) as exc:
         raise UserError(str(exc)) from None
     sys.exit(code)
