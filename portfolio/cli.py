@@ -808,7 +808,8 @@ def main() -> None:
 @click.argument("timeout", type=click.FloatRange(min=0, min_open=True))
 @click.option("--clock", type=click.Choice(CLOCKS), default="process", show_default=True,
               help=CLOCK_HELP)
-def _iopddl(problem: str, timeout: float, clock: str) -> None:
+@click.option("--no-exhaustive", is_flag=True, help=NO_EXHAUSTIVE_HELP)
+def _iopddl(problem: str, timeout: float, clock: str, no_exhaustive: bool) -> None:
     """Contest drop-in: solve PROBLEM within TIMEOUT seconds; the last stdout line is the plan.
 
     TIMEOUT counts from the creation of this process, as a harness that times the whole command
@@ -816,7 +817,7 @@ def _iopddl(problem: str, timeout: float, clock: str) -> None:
     (`--clock program` counts from this program's start instead, as `portfolio solve` does).
     """
     try:
-        code = run_solve(problem, timeout, quiet=True, clock=clock)
+        code = run_solve(problem, timeout, quiet=True, clock=clock, exhaustive=not no_exhaustive)
     except (ProblemFormatError, SolutionFormatError, SolutionError) as exc:
         raise UserError(str(exc)) from None
     sys.exit(code)

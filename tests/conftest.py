@@ -254,3 +254,29 @@ def compiled_kernels() -> None:
 
     warm_up()
     warmup()
+
+
+# ------------------------------------------------------------------------------------------ fresh copies
+def fresh_checkout(target: Path) -> Path:
+    """The files git tracks or would track (elsewhere: the tree without build products), copied to
+    ``target/repo``, with ``target/shared`` pointing at the real ``../shared`` when there is one."""
+    repo = target / "repo"
+    try:
+        files = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z", "--cached", "--others",
+                                "--exclude-standard"], capture_output=True, check=True
+                               ).stdout.decode().split("\0")
+    except (OSError, subprocess.CalledProcessError):
+        files = []
+    if files and files != [""]:
+        for name in filter(None, files):
+            source = REPO / name
+            if source.is_file():
+                (repo / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, repo / name)
+    else:
+        shutil.copytree(REPO, repo, ignore=shutil.ignore_patterns(
+            ".venv", "__pycache__", ".git", "build", "dist", "*.egg-info", "runs", ".hypothesis"))
+    shared = REPO.parent / "shared"
+    if shared.is_dir():
+        (target / "shared").symlink_to(shared)
+    return repo
