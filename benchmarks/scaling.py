@@ -53,6 +53,7 @@ import portfolio.io as pio
 from portfolio.io import load_problem
 from portfolio.evaluate import evaluate
 
+pio = getattr(pio, "read", pio)  # the readers' module (portfolio/io/read.py; an older tree's io.py)
 careful = getattr(pio, "_parse_careful", None)
 fell_back = []
 def spy(*args):  # records whether the loader fell back to json.loads

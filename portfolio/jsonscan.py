@@ -46,6 +46,16 @@ _KEY_LENS = np.array([len(k) for k in _KEYS], np.int64)
 _SECTIONS = ("interval", "cost", "usage", "edge_node", "edge_cost")
 _S_INTERVALS, _S_COSTS, _S_USAGES, _S_EDGE_NODES, _S_EDGE_COSTS = range(5)
 
+# The section each key opens inside "nodes" (row 0) and inside "edges" (row 1); -1: not allowed there.
+_GROUPS = ({_K_INTERVALS: _S_INTERVALS, _K_COSTS: _S_COSTS, _K_USAGES: _S_USAGES},
+           {_K_NODES: _S_EDGE_NODES, _K_COSTS: _S_EDGE_COSTS})
+_SECTION_OF = np.full((len(_GROUPS), len(_KEYS)), -1, np.int64)
+for _g, _group_keys in enumerate(_GROUPS):
+    for _k, _s in _group_keys.items():
+        _SECTION_OF[_g, _k] = _s
+_GROUP_NEEDS = np.array([sum(1 << s for s in g.values()) for g in _GROUPS], np.int64)
+"""Per group, the bit set of the sections it must hold (all of its keys are required)."""
+
 # info[] layout shared by the compiled parser and the wrapper.
 _I_ERR, _I_POS, _I_NAME0, _I_NAME1, _I_HASLIM, _I_LIMIT = range(6)
 _I_SEC = 6  # per section s: start offset, n_lists, n_values at 6 + 3*s
@@ -300,22 +310,9 @@ def _group(buf, i, is_edges, table, lens, info):
         i, kid = _key(buf, i, table, lens, info)
         if i < 0:
             return -1
-        if is_edges:
-            if kid == _K_NODES:
-                s = _S_EDGE_NODES
-            elif kid == _K_COSTS:
-                s = _S_EDGE_COSTS
-            else:
-                return _fail(info, 3, i)
-        else:
-            if kid == _K_INTERVALS:
-                s = _S_INTERVALS
-            elif kid == _K_COSTS:
-                s = _S_COSTS
-            elif kid == _K_USAGES:
-                s = _S_USAGES
-            else:
-                return _fail(info, 3, i)
+        s = _SECTION_OF[1 if is_edges else 0, kid]
+        if s < 0:
+            return _fail(info, 3, i)
         i = _section(buf, i, s, seen, info)
         if i < 0:
             return -1
@@ -325,9 +322,7 @@ def _group(buf, i, is_edges, table, lens, info):
             return -1
         if done:
             break
-    need = ((1 << _S_EDGE_NODES) | (1 << _S_EDGE_COSTS)) if is_edges else (
-        (1 << _S_INTERVALS) | (1 << _S_COSTS) | (1 << _S_USAGES))
-    if seen != need:
+    if seen != _GROUP_NEEDS[1 if is_edges else 0]:
         return _fail(info, 4, i)
     return i
 

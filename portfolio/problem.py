@@ -69,6 +69,13 @@ def offsets_from_counts(counts: np.ndarray) -> np.ndarray:
     return out
 
 
+def _csr_of_pairs(pairs: np.ndarray, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Read-only CSR ``(offsets, values)`` with ``rows`` rows from ``(row, value)`` pairs (a 2 x m
+    array sorted by row): row ``r`` lists the values of the pairs whose row is ``r``."""
+    offsets = offsets_from_counts(np.bincount(pairs[0], minlength=rows))
+    return _frozen(offsets), _frozen(pairs[1])
+
+
 @dataclass(frozen=True, eq=False)
 class Capacity:
     """Piecewise-constant memory capacity over time.
@@ -285,9 +292,7 @@ class Problem:
     @cached_property
     def _incidence(self) -> tuple[np.ndarray, np.ndarray]:
         edge_of_slot = np.repeat(np.arange(self.num_edges, dtype=np.int64), self.edge_arity)
-        pairs = np.unique(np.stack([self.edge_nodes, edge_of_slot]), axis=1)
-        offsets = offsets_from_counts(np.bincount(pairs[0], minlength=self.num_nodes))
-        return _frozen(offsets), _frozen(pairs[1])
+        return _csr_of_pairs(np.unique(np.stack([self.edge_nodes, edge_of_slot]), axis=1), self.num_nodes)
 
     @property
     def incidence_offsets(self) -> np.ndarray:
@@ -314,8 +319,7 @@ class Problem:
             pairs = np.unique(pairs, axis=1)
         else:
             pairs = np.zeros((2, 0), dtype=np.int64)
-        offsets = offsets_from_counts(np.bincount(pairs[0], minlength=self.num_nodes))
-        return _frozen(offsets), _frozen(pairs[1])
+        return _csr_of_pairs(pairs, self.num_nodes)
 
     @property
     def adjacency_offsets(self) -> np.ndarray:

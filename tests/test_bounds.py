@@ -19,6 +19,7 @@ from portfolio.kernels.engine import prepare
 from portfolio.presolve import presolve
 from portfolio.problem import FORBIDDEN, Capacity
 from portfolio_plugins.bound import BoundBackend
+from reporters import Sharing
 from tiny import F, make_problem, tiny
 
 EXAMPLE = load_problem(str(__import__("portfolio.cli", fromlist=["x"]).bundled_example()))
@@ -205,15 +206,6 @@ def test_bundled_example_bound_at_most_its_optimum():
     assert 0 < res.lower_bound <= opt
 
 
-class Knows(NullReporter):
-    def __init__(self, plan):
-        super().__init__()
-        self.plan = plan
-
-    def best(self):
-        return self.plan
-
-
 def test_backend_stops_when_the_gap_closes():
     """A memory-free instance whose optimum the bound reaches: with the optimal plan known the
     backend returns long before its step budget."""
@@ -223,7 +215,7 @@ def test_backend_stops_when_the_gap_closes():
     opt = true_optimum(p)
     plan = min((np.array(x) for x in itertools.product(*(range(k) for k in counts))),
                key=lambda x: evaluate(p, x).cost)
-    res = BoundBackend(max_steps=10_000).solve(p, time.time() + 60, 0, None, Knows(plan))
+    res = BoundBackend(max_steps=10_000).solve(p, time.time() + 60, 0, None, Sharing(plan))
     assert res.lower_bound == opt
     assert "gap closed" in res.note and int(res.note.split()[0]) < 10_000
 

@@ -23,13 +23,8 @@ from conftest import (
     reference_memory,
 )
 from portfolio.evaluate import SolutionError, delta_cost, evaluate, exact_sum, usage_profile
-from portfolio.io import (
-    _parse_careful,
-    load_problem,
-    parse_problem,
-    problem_to_dict,
-    write_problem,
-)
+from portfolio.io import load_problem, parse_problem, problem_to_dict, write_problem
+from portfolio.io.read import _parse_careful
 
 INT64_MIN = -(2**63)
 

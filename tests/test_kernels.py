@@ -84,6 +84,11 @@ def problems(draw, forbidden: bool = True, general: bool = True) -> Problem:
     )
 
 
+def seeded_model(problem: Problem, seed: int):
+    """What a property test over (problem, seed) starts from: the seed's generator, the kernel model."""
+    return np.random.default_rng(seed), build_model(problem)
+
+
 def random_plan(problem: Problem, rng: np.random.Generator) -> np.ndarray:
     return (rng.random(problem.num_nodes) * problem.strategy_counts).astype(np.int64)
 
@@ -124,8 +129,7 @@ def test_segment_tree_matches_naive_profile(values, data):
 @SETTINGS
 @given(problems(), st.integers(0, 2**32 - 1))
 def test_incremental_deltas_match_full_evaluation(problem, seed):
-    rng = np.random.default_rng(seed)
-    m = build_model(problem)
+    rng, m = seeded_model(problem, seed)
     sol = random_plan(problem, rng)
     t, d = mv.build_tree(m, sol)
     check_state(problem, m, sol, t, d)
@@ -149,8 +153,7 @@ def test_incremental_deltas_match_full_evaluation(problem, seed):
 def test_compound_moves_keep_state_exact(problem, seed, hard):
     """Block, cascade, descent, kicks and repair report exact deltas and keep the tree in step;
     with ``hard`` a feasible state stays feasible."""
-    rng = np.random.default_rng(seed)
-    m = build_model(problem)
+    rng, m = seeded_model(problem, seed)
     sol = random_plan(problem, rng)
     t, d = mv.build_tree(m, sol)
     if hard and t[1] > 0:
@@ -200,8 +203,7 @@ def _has_valid_plan(problem) -> bool:
 @SETTINGS
 @given(problems(), st.integers(0, 2**32 - 1))
 def test_reduction_is_exact_for_forbidden_free_plans(problem, seed):
-    rng = np.random.default_rng(seed)
-    m = build_model(problem)
+    rng, m = seeded_model(problem, seed)
     red = reduce_problem(problem, m)
     rm = red.model
     if red.presolved is None and presolve(problem, **KERNEL_SWITCHES).reduced is None:

@@ -15,18 +15,7 @@ from portfolio.kernels.engine import SearchParams
 from portfolio_plugins.localsearch import LocalSearchBackend
 
 from conftest import bench_path
-
-
-
-class Sharing(NullReporter):
-    """A reporter whose portfolio already knows ``plan``."""
-
-    def __init__(self, plan):
-        super().__init__()
-        self.plan = plan
-
-    def best(self):
-        return self.plan
+from reporters import Sharing
 
 
 @pytest.fixture(scope="module")

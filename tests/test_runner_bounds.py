@@ -116,7 +116,7 @@ def test_the_final_table_shows_the_gap_over_time(example):
 
 
 def test_the_report_plots_the_gap_against_the_bound_known_at_each_time():
-    from portfolio.report import _gap_series
+    from portfolio.report.plots import _gap_series
 
     row = {"incumbents": [{"time": 1.0, "cost": 200}, {"time": 5.0, "cost": 120}],
            "gap_trace": [{"time": 1.0, "cost": 200, "bound": None},

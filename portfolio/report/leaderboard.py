@@ -1,0 +1,370 @@
+"""The leaderboard: result rows read from run folders and the contest's teams, scored.
+
+Scoring follows the contest rules: on each instance a row scores ``min_cost / its_cost``, where the
+minimum is over the rows being compared (a missing, infeasible, failed or late answer scores 0), and
+the total is the sum over instances. Baseline rows (XLA, with ``--reference contest``) are scored but
+never set the minimum, as in the official results. With repeated runs (seeds, ``--repeat``) a cell
+holds several outcomes: its cost is their mean (± standard deviation), its points are the mean of
+the outcomes' points, and the minimum is over every single outcome.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping, Optional, Sequence
+
+from ..data import contest
+from ..results import read_rows
+
+RESULTS = "results.jsonl"
+META = "meta.json"
+
+FAILED = frozenset({"error", "crashed", "timeout", "late"})
+"""Row statuses that score 0 even if a cost is present (a late answer would not have been read)."""
+
+
+class ReportError(ValueError):
+    """Unreadable or empty input: one line for the user."""
+
+
+# ------------------------------------------------------------------------------------------ reading
+@dataclass
+class RunData:
+    name: str
+    folder: Path
+    rows: list[dict]
+    bad_lines: int = 0
+    meta: dict = field(default_factory=dict)
+
+
+def load_run(path: str | Path) -> RunData:
+    """A run folder (with ``results.jsonl``) or a results file itself."""
+    p = Path(path)
+    results = p / RESULTS if p.is_dir() else p
+    folder = p if p.is_dir() else p.parent
+    if not results.is_file():
+        raise ReportError(f"{path}: no {RESULTS} here (expected a `portfolio bench` run folder)")
+    rows, bad = read_rows(results)
+    complete = [r for r in rows if "instance" in r and "configuration" in r]
+    bad += len(rows) - len(complete)
+    rows = complete
+    meta: dict = {}
+    if (folder / META).is_file():
+        try:
+            meta = json.loads((folder / META).read_text())
+        except (OSError, json.JSONDecodeError):
+            meta = {}
+    name = meta.get("name") or (folder.name if p.is_dir() else p.stem)
+    # the same task twice (files concatenated by hand): the later line wins
+    unique: dict[tuple, dict] = {}
+    for row in rows:
+        unique[(row["instance"], row["configuration"], row.get("seed", 0), row.get("repeat", 0))] = row
+    return RunData(str(name), folder, list(unique.values()), bad, meta)
+
+
+# ------------------------------------------------------------------------------------------ model
+@dataclass
+class Outcome:
+    cost: Optional[int]       # the cost that scores, or None (failed / infeasible / missing)
+    status: str
+    trial: tuple = ()         # (seed, repeat) for run rows
+    row: Optional[dict] = None
+
+
+@dataclass
+class Entry:
+    """A leaderboard row: a solver configuration from a run, or a reference team."""
+
+    label: str
+    kind: str                                        # "run", "team" or "baseline"
+    outcomes: dict[str, list[Outcome]] = field(default_factory=dict)
+    run: Optional[str] = None
+
+
+@dataclass
+class Cell:
+    n: int = 0
+    n_ok: int = 0
+    cost_mean: Optional[float] = None
+    cost_std: Optional[float] = None
+    cost_min: Optional[int] = None
+    points: float = 0.0
+    points_std: Optional[float] = None
+    status: str = "missing"
+    is_best: bool = False
+    gap_lb: Optional[float] = None
+    gap_own: Optional[float] = None   # mean certified gap (cost - the run's own bound) / cost
+    vs_best_known: Optional[float] = None
+
+
+@dataclass
+class Row:
+    label: str
+    kind: str
+    run: Optional[str]
+    cells: dict[str, Cell]
+    total: float
+    total_std: Optional[float]
+    vs_best_known: Optional[float]
+    rank: Optional[int] = None
+
+
+@dataclass
+class InstanceInfo:
+    name: str
+    label: str
+    time_limit: Optional[float]
+    min_cost: Optional[int]
+    best_known: Optional[int]
+    best_known_by: Optional[str]
+    lower_bound: Optional[int]
+    lower_bound_source: Optional[str]
+
+
+@dataclass
+class Leaderboard:
+    instances: list[InstanceInfo]
+    rows: list[Row]
+    runs: list[str]
+    reference: Optional[str] = None
+    notes: list[str] = field(default_factory=list)
+
+    def instance(self, name: str) -> InstanceInfo:
+        return next(i for i in self.instances if i.name == name)
+
+
+def outcome_of(row: dict) -> Outcome:
+    status = str(row.get("status", "?"))
+    cost = row.get("cost")
+    ok = bool(row.get("feasible")) and cost is not None and status not in FAILED
+    return Outcome(int(cost) if ok else None, status if ok or status != "feasible" else "infeasible",
+                   (row.get("seed", 0), row.get("repeat", 0)), row)
+
+
+def entries_from_runs(runs: Sequence[RunData]) -> list[Entry]:
+    """One entry per (run, configuration); labels get the run's name when configurations collide."""
+    configs: dict[tuple[int, str], RunData] = {}
+    for i, run in enumerate(runs):
+        for row in run.rows:
+            configs.setdefault((i, row["configuration"]), run)
+    counts = Counter(config for _, config in configs)
+    entries: dict[tuple[int, str], Entry] = {}
+    for (i, config), run in configs.items():
+        label = config if counts[config] == 1 else f"{run.name}/{config}"
+        if counts[config] > 1 and sum(r.name == run.name for r in runs) > 1:
+            label = f"{run.name}#{i + 1}/{config}"  # the same run given twice
+        entries[(i, config)] = Entry(label, "run", {}, run.name)
+    for i, run in enumerate(runs):
+        for row in run.rows:
+            entries[(i, row["configuration"])].outcomes.setdefault(row["instance"], []).append(
+                outcome_of(row))
+    return list(entries.values())
+
+
+def contest_entries(instances: Iterable[str]) -> list[Entry]:
+    """The 2025 contest's teams and XLA as entries, on the given (contest-named) instances."""
+    matched = {name: contest.match(name) for name in instances}
+    out = []
+    for team, costs in contest.team_costs().items():
+        kind = "baseline" if team == contest.BASELINE else "team"
+        entry = Entry(team, kind)
+        for name, bench in matched.items():
+            if bench is None:
+                continue
+            cost = costs.get(bench.letter)
+            entry.outcomes[name] = [Outcome(cost, "contest" if cost is not None else "no answer")]
+        out.append(entry)
+    return out
+
+
+# ------------------------------------------------------------------------------------------ scoring
+def _std(values: Sequence[float]) -> Optional[float]:
+    return statistics.stdev(values) if len(values) > 1 else None
+
+
+def min_costs(entries: Sequence[Entry], instances: Sequence[str]) -> dict[str, Optional[int]]:
+    """Per instance, the lowest scoring cost of any single outcome of a non-baseline entry."""
+    out: dict[str, Optional[int]] = {}
+    for name in instances:
+        costs = [o.cost for e in entries if e.kind != "baseline"
+                 for o in e.outcomes.get(name, []) if o.cost is not None]
+        if not costs:  # only baselines answered: they set the minimum after all
+            costs = [o.cost for e in entries for o in e.outcomes.get(name, []) if o.cost is not None]
+        out[name] = min(costs) if costs else None
+    return out
+
+
+def points(min_cost: Optional[int], cost: Optional[int]) -> float:
+    """Contest points of one answer: ``min_cost / cost`` (0 without an answer)."""
+    if cost is None or min_cost is None:
+        return 0.0
+    if cost == 0:
+        return 1.0
+    return min_cost / cost
+
+
+def contest_points(table: Mapping[str, Mapping[str, Optional[int]]],
+                   baselines: Iterable[str] = ()) -> dict[str, float]:
+    """Total points per team for a ``{team: {benchmark: cost or None}}`` table (the contest rules)."""
+    base = set(baselines)
+    entries = [Entry(team, "baseline" if team in base else "team",
+                     {b: [Outcome(c, "")] for b, c in costs.items()}) for team, costs in table.items()]
+    instances = sorted({b for costs in table.values() for b in costs})
+    board = score(entries, instances)
+    return {row.label: row.total for row in board.rows}
+
+
+def _cell(outcomes: list[Outcome], min_cost: Optional[int], best_known: Optional[int],
+          lower_bound: Optional[int]) -> Cell:
+    if not outcomes:
+        return Cell()
+    costs = [o.cost for o in outcomes if o.cost is not None]
+    pts = [points(min_cost, o.cost) for o in outcomes]
+    cell = Cell(n=len(outcomes), n_ok=len(costs), points=sum(pts) / len(pts), points_std=_std(pts))
+    if costs:
+        # exact (an int) when the outcomes agree: costs reach 10**21, past a float's 53 bits
+        cell.cost_mean = costs[0] if len(set(costs)) == 1 else sum(costs) / len(costs)
+        cell.cost_std = _std([float(c) for c in costs])
+        cell.cost_min = min(costs)
+        cell.is_best = min_cost is not None and cell.cost_min == min_cost
+        if lower_bound:
+            cell.gap_lb = (cell.cost_mean - lower_bound) / lower_bound
+        own = [_own_gap(o) for o in outcomes]
+        own = [g for g in own if g is not None]
+        if own:
+            cell.gap_own = sum(own) / len(own)
+    if best_known is not None:
+        cell.vs_best_known = sum(points(best_known, o.cost) for o in outcomes) / len(outcomes)
+    bad = Counter(o.status for o in outcomes if o.cost is None)
+    if not costs:
+        cell.status = bad.most_common(1)[0][0]
+    elif bad:
+        cell.status = f"{len(costs)}/{len(outcomes)} ok"
+    else:
+        cell.status = "ok"
+    return cell
+
+
+def _own_gap(o: Outcome) -> Optional[float]:
+    """The certified gap ``(cost - bound) / cost`` of one result row, from its own bound."""
+    lb = (o.row or {}).get("lower_bound")
+    if o.cost is None or lb is None or o.cost <= 0:
+        return None
+    return (o.cost - int(lb)) / o.cost
+
+
+def _labels(instances: Sequence[str]) -> dict[str, str]:
+    """Short column labels: the contest letter for contest benchmarks, else the name."""
+    labels = {}
+    for name in instances:
+        bench = contest.match(name)
+        labels[name] = bench.letter if bench is not None else name
+    if len(set(labels.values())) != len(labels):
+        return {name: name for name in instances}
+    return labels
+
+
+def _lower_bounds(entries: Sequence[Entry], instances: Sequence[str], mins: Mapping[str, Optional[int]],
+                  notes: list[str]) -> dict[str, tuple[Optional[int], Optional[str]]]:
+    out = {}
+    for name in instances:
+        best, source = None, None
+        bench = contest.match(name)
+        if bench is not None and bench.lower_bound is not None:
+            best, source = bench.lower_bound, "contest, approx."
+        lowest = mins.get(name)
+        for e in entries:
+            for o in e.outcomes.get(name, []):
+                lb = (o.row or {}).get("lower_bound")
+                if lb is None:
+                    continue
+                if lowest is not None and lb > lowest:
+                    notes.append(f"{name}: ignored the lower bound {lb:,} claimed in {e.label}: "
+                                 f"above the cost {lowest:,} verified in this report")
+                    continue
+                if best is None or lb > best:
+                    best, source = int(lb), e.label
+        out[name] = (best, source)
+    return out
+
+
+def _rank(rows: list[Row]) -> None:
+    ranked = sorted((r for r in rows if r.kind != "baseline"), key=lambda r: -r.total)
+    place, previous = 0, None
+    for i, row in enumerate(ranked, 1):
+        if previous is None or not math.isclose(row.total, previous, rel_tol=1e-12, abs_tol=1e-12):
+            place, previous = i, row.total
+        row.rank = place
+
+
+def score(entries: Sequence[Entry], instances: Sequence[str], runs: Sequence[str] = (),
+          reference: Optional[str] = None, notes: Optional[list[str]] = None) -> Leaderboard:
+    """Score every entry on ``instances``; rows come out in rank order (baselines by total)."""
+    notes = list(notes or [])
+    instances = list(instances)
+    mins = min_costs(entries, instances)
+    labels = _labels(instances)
+    bounds = _lower_bounds(entries, instances, mins, notes)
+    infos = []
+    for name in instances:
+        bench = contest.match(name)
+        limits = {o.row.get("time_limit") for e in entries for o in e.outcomes.get(name, [])
+                  if o.row is not None and o.row.get("time_limit") is not None}
+        infos.append(InstanceInfo(
+            name, labels[name], next(iter(limits)) if len(limits) == 1 else None, mins[name],
+            None if bench is None else bench.best_known_cost,
+            None if bench is None else bench.best_known_by,
+            *bounds[name]))
+    rows = []
+    for e in entries:
+        cells = {}
+        for info in infos:
+            cells[info.name] = _cell(e.outcomes.get(info.name, []), info.min_cost, info.best_known,
+                                     info.lower_bound)
+        total = sum(c.points for c in cells.values())
+        trials = sorted({o.trial for outs in e.outcomes.values() for o in outs if o.trial},
+                        key=lambda t: tuple(map(str, t)))
+        total_std = None
+        if len(trials) > 1:
+            per_trial = []
+            for trial in trials:
+                per_trial.append(sum(points(info.min_cost, next(
+                    (o.cost for o in e.outcomes.get(info.name, []) if o.trial == trial), None))
+                    for info in infos))
+            total_std = _std(per_trial)
+        known = [c.vs_best_known for c in cells.values() if c.vs_best_known is not None]
+        rows.append(Row(e.label, e.kind, e.run, cells, total, total_std,
+                        sum(known) if known else None))
+    _rank(rows)
+    rows.sort(key=lambda r: (-r.total, r.kind == "baseline", r.label))
+    return Leaderboard(infos, rows, list(runs), reference, notes)
+
+
+def build(run_paths: Sequence[str | Path], reference: Optional[str] = None) -> Leaderboard:
+    """Read runs and score them, joined with the contest's teams when ``reference == "contest"``."""
+    runs = [load_run(p) for p in run_paths]
+    notes = [f"{r.name}: skipped {r.bad_lines} unreadable line(s)" for r in runs if r.bad_lines]
+    entries = entries_from_runs(runs)
+    instances = sorted({name for e in entries for name in e.outcomes})
+    if not instances:
+        raise ReportError("no results in " + ", ".join(str(p) for p in run_paths))
+    if reference is not None:
+        if reference != "contest":
+            raise ReportError(f"unknown reference {reference!r}; known: contest")
+        matched = [n for n in instances if contest.match(n) is not None]
+        if not matched:
+            raise ReportError("--reference contest: none of the instances is a contest benchmark "
+                              "(asplos-2025-iopddl-A ... -Y)")
+        left = [n for n in instances if n not in matched]
+        if left:
+            notes.append("not contest benchmarks, left out of the comparison: " + ", ".join(left))
+        instances = matched
+        entries = entries + contest_entries(instances)
+        notes.append("contest rows: each team's final answer in the 2025 contest (on the contest's own machine, "
+                     "contest time limits); XLA is a baseline and does not set the minimum")
+    return score(entries, instances, [r.name for r in runs], reference, notes)
