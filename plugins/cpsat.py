@@ -1,7 +1,7 @@
 """Exact backend ``cpsat``: OR-tools CP-SAT on the presolved problem, LNS windows where it is too big.
 
 The model (one per Problem, a full presolved instance or an LNS window; see
-:mod:`portfolio.exactmodel` for the folding it starts from):
+:mod:`portfolio.exact.model` for the folding it starts from):
 
 * one Boolean ``x[i, s]`` per usable strategy, exactly one per node;
 * each factor left after exact row/column folding gets the **marginal (local-polytope) linking**:
@@ -35,8 +35,7 @@ import numpy as np
 
 from portfolio.backend import Capabilities
 from portfolio.evaluate import evaluate, range_sum
-from portfolio.exact import ExactBackend, ExactOutcome, ModelSize
-from portfolio.exactmodel import ExactModel, build_exact_model
+from portfolio.exact import ExactBackend, ExactModel, ExactOutcome, ModelSize, build_exact_model
 from portfolio.hookspecs import hookimpl
 from portfolio.problem import Problem
 

@@ -4,11 +4,11 @@ Why a second exact method next to CP-SAT: RC2 proves optimality by unsatisfiable
 by LP-guided branch and bound, so where both prove a value they check each other, and where one is
 stuck the other may not be. The engine (:class:`MaxSatEngine`) only models and solves a
 :class:`Problem` -- a presolved instance or an LNS window, the same thing to it; the driver in
-:mod:`portfolio.exact` chooses between the full model and windows by the engine's size estimate.
+:mod:`portfolio.exact.driver` chooses between the full model and windows by the engine's size estimate.
 
 The encoding (every weight an exact Python int; MaxSAT cost + ``constant`` == plan cost):
 
-* it starts from :func:`portfolio.exactmodel.build_exact_model`, the model every exact engine
+* it starts from :func:`portfolio.exact.model.build_exact_model`, the model every exact engine
   shares: domains after arc consistency, edge tables over their distinct nodes (self-loops and
   repeated nodes collapse, parallel tables summed), one-node tables folded into node costs,
   two-node tables folded exactly by row then column minima, forbidden entries kept apart as an
@@ -49,8 +49,7 @@ import numpy as np
 
 from portfolio.backend import Capabilities
 from portfolio.evaluate import evaluate, usage_profile
-from portfolio.exact import ExactBackend, ExactOutcome, ModelSize
-from portfolio.exactmodel import ExactModel, build_exact_model
+from portfolio.exact import ExactBackend, ExactModel, ExactOutcome, ModelSize, build_exact_model
 from portfolio.hookspecs import hookimpl
 from portfolio.problem import INT64_MAX, Problem
 
