@@ -5,7 +5,9 @@ Modules, bottom up:
 * :mod:`.model` - the flat kernel view of a Problem (penalised costs, oriented incidences, usage
   pieces, arc-consistent domains);
 * :mod:`.segtree` - range-add / range-max tree over the compressed time points (memory checks);
-* :mod:`.moves` - exact incremental deltas and the moves (single node, tree-DP block, cascade);
+* :mod:`.incremental` - the search state and its exact incremental evaluation (scratch arrays,
+  cost deltas, the load tree's memory checks, the change log, the random generator);
+* :mod:`.moves` - the moves (single node, tree-DP block, cascade);
 * :mod:`.reduce` - the reduced view: chains tied by forbidden entries become one node, merged by
   the presolve's own reductions (:mod:`portfolio.presolve`; nothing is implemented twice);
 * :mod:`.trws` - TRW-S message passing on the memory-priced, unconstrained problem;

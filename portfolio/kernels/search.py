@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 from .jit import inner, kernel
 
-from .moves import (
-    best_single, block_move, cascade_node, log_price_delta, log_rollback, log_start, move_logged,
-    group_member, node_costs_all,
-    node_delta_one, piece_query, fits, rand_float, rand_int,
+from .incremental import (
+    fits, log_price_delta, log_rollback, log_start, move_logged, node_costs_all, node_delta_one,
+    piece_query, rand_float, rand_int,
 )
+from .moves import best_single, block_move, cascade_node, group_member
 
 
 @inner
