@@ -13,6 +13,7 @@ Modules, bottom up:
 * :mod:`.trws` - TRW-S message passing on the memory-priced, unconstrained problem;
 * :mod:`.search` - worklist descent, iterated local search, greedy repair and buying;
 * :mod:`.engine` - Python drivers used by the ``greedy`` and ``localsearch`` backends;
+* :mod:`.backend` - their base class :class:`~.backend.KernelBackend` (light: no numba at import);
 * :mod:`.bound` - certified Lagrangian lower bounds (TRW-S star bound, directed rounding) for
   the ``bound`` backend.
 
