@@ -25,10 +25,9 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from portfolio.backend import Capabilities
 from portfolio.evaluate import evaluate
 from portfolio.exact import ExactBackend, ExactOutcome, ModelSize
-from portfolio.hookspecs import hookimpl
+from portfolio.hookspecs import backends_hook
 from portfolio.problem import INT64_MAX, Problem
 
 from .maxsat_encoding import BUDGET, Infeasible, OutOfTime, TooBig, encode
@@ -267,14 +266,9 @@ class MaxSatEngine:
 class MaxSatBackend(ExactBackend):
     name = "maxsat"
     description = "python-sat RC2 (core-guided MaxSAT): exact on presolved instances, LNS windows above"
-    capabilities = Capabilities(exact=True, anytime=True, warm_start=True, reduced=True)
     requires = ("pysat", "pysat.examples", "pysat.examples.rc2")
     package, extra = "python-sat", "maxsat"
-
-    def engine(self) -> MaxSatEngine:
-        return MaxSatEngine()
+    engine_type = MaxSatEngine
 
 
-@hookimpl
-def portfolio_backends() -> list:
-    return [MaxSatBackend()]
+portfolio_backends = backends_hook(MaxSatBackend)

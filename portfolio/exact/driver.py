@@ -25,7 +25,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..backend import (LOW, Backend, Reporter, SolveResult, Status, allotted_cores, declare_demand,
+from ..backend import (LOW, Backend, Capabilities, Reporter, SolveResult, Status, allotted_cores, declare_demand,
                        time_left)
 from ..evaluate import evaluate
 from ..problem import Problem
@@ -232,13 +232,17 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
 
 
 class ExactBackend(Backend):
-    """Base of the exact backends: supply :meth:`engine`; the driver does the rest.
+    """Base of the exact backends: name the engine class (``engine_type``) and the solver; the
+    driver does the rest.
 
-    ``requires`` names the solver's modules, each package level (one may be blocked alone), and
-    ``extra`` the project extra that installs them: :meth:`available` checks them with
-    ``find_spec``, without importing the solver (that runs in the runner's process before its first
-    fork; the engine imports the solver in its worker)."""
+    ``capabilities`` are those of every exact engine (a backend whose engine uses several cores
+    adds ``threads``). ``requires`` names the solver's modules, each package level (one may be
+    blocked alone), and ``extra`` the project extra that installs them: :meth:`available` checks
+    them with ``find_spec``, without importing the solver (that runs in the runner's process before
+    its first fork; the engine imports the solver in its worker)."""
 
+    capabilities = Capabilities(exact=True, anytime=True, warm_start=True, reduced=True)
+    engine_type: Optional[type] = None   # an ExactEngine class; one engine per solve
     lns: bool = True
     requires: tuple[str, ...] = ()
     package: str = ""
@@ -258,7 +262,9 @@ class ExactBackend(Backend):
         return True, ""
 
     def engine(self) -> ExactEngine:
-        raise NotImplementedError
+        if self.engine_type is None:
+            raise NotImplementedError(f"{type(self).__name__} names no engine_type")
+        return self.engine_type()
 
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
