@@ -51,6 +51,7 @@ def compile_times() -> None:
 def move_speed(problem, seconds: float = 2.0) -> tuple[float, float]:
     """Single-node move evaluations per second (every strategy of every node, memory checked),
     on the raw model and on the reduced one, from the greedy plan."""
+    from portfolio.kernels import incremental as inc
     from portfolio.kernels import moves as mv
     from portfolio.kernels.engine import greedy_plan, prepare
 
@@ -58,8 +59,8 @@ def move_speed(problem, seconds: float = 2.0) -> tuple[float, float]:
     rsol, _, _ = greedy_plan(prep, 2)
     out = []
     for m, sol in ((prep.model, prep.expand(rsol)), (prep.rm, rsol)):
-        sc = mv.make_scratch(m, 0)
-        t, d = mv.build_tree(m, sol)
+        sc = inc.make_scratch(m, 0)
+        t, d = inc.build_tree(m, sol)
         order = np.arange(len(sol), dtype=np.int64)
         mv.count_evals(m, sol, t, d, order, sc)
         sc.ints[1] = 0

@@ -31,7 +31,7 @@ from exact import SHARED, header, presolved, prove, reference
 
 
 def sizes(names: list[str]) -> None:
-    from portfolio.exactmodel import build_exact_model
+    from portfolio.exact import build_exact_model
     from portfolio_plugins.cpsat import BUDGET, CpSatEngine
 
     header("inst | free nodes | factors | entry vars | memory points | encoding | variables | "

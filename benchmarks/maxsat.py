@@ -24,7 +24,8 @@ from exact import fmt, header, presolved, prove
 
 
 def sizes(names: list[str]) -> None:
-    from portfolio_plugins.maxsat import MaxSatEngine, encode
+    from portfolio_plugins.maxsat import MaxSatEngine
+    from portfolio_plugins.maxsat_encoding import encode
 
     header("inst | free nodes | estimate (vars / clauses / literals) | fits | form | variables | "
            "hard | soft | literals | memory rows | eager MDD nodes | constant folded -> diffused "

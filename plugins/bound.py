@@ -47,7 +47,7 @@ class BoundBackend(Backend):
         from portfolio.kernels import bound as kbound
         from portfolio.kernels.engine import warmup
 
-        warmup("trws")         # the shared search kernels (as KernelBackend.prepare)
+        warmup("trws")         # the shared search kernels, up to the relaxation's stage
         kbound.warmup()        # and the bound's own
 
     def solve(self, problem: Problem, deadline: float, seed: int,

@@ -1,7 +1,7 @@
 """Exact backend ``cpsat``: OR-tools CP-SAT on the presolved problem, LNS windows where it is too big.
 
 The model (one per Problem, a full presolved instance or an LNS window; see
-:mod:`portfolio.exactmodel` for the folding it starts from):
+:mod:`portfolio.exact.model` for the folding it starts from):
 
 * one Boolean ``x[i, s]`` per usable strategy, exactly one per node;
 * each factor left after exact row/column folding gets the **marginal (local-polytope) linking**:
@@ -29,15 +29,14 @@ from __future__ import annotations
 import math
 import threading
 import time
+from dataclasses import replace
 from typing import Callable, Optional
 
 import numpy as np
 
-from portfolio.backend import Capabilities
 from portfolio.evaluate import evaluate, range_sum
-from portfolio.exact import ExactBackend, ExactOutcome, ModelSize
-from portfolio.exactmodel import ExactModel, build_exact_model
-from portfolio.hookspecs import hookimpl
+from portfolio.exact import ExactBackend, ExactModel, ExactOutcome, ModelSize, build_exact_model
+from portfolio.hookspecs import backends_hook
 from portfolio.problem import Problem
 
 OBJECTIVE_LIMIT = 2**62
@@ -496,15 +495,10 @@ class LazyRows:
 class CpSatBackend(ExactBackend):
     name = "cpsat"
     description = "OR-tools CP-SAT: exact on presolved instances, exact LNS windows on the rest"
-    capabilities = Capabilities(exact=True, anytime=True, warm_start=True, reduced=True,
-                                threads=True)
+    capabilities = replace(ExactBackend.capabilities, threads=True)   # CP-SAT's parallel workers
     requires = ("ortools", "ortools.sat.python", "ortools.sat.python.cp_model")
     package, extra = "ortools", "cpsat"
-
-    def engine(self) -> CpSatEngine:
-        return CpSatEngine()
+    engine_type = CpSatEngine
 
 
-@hookimpl
-def portfolio_backends() -> list:
-    return [CpSatBackend()]
+portfolio_backends = backends_hook(CpSatBackend)

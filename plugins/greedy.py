@@ -11,17 +11,21 @@ then buy savings best ratio first), and is 3x faster on N. See ``benchmarks/back
 from __future__ import annotations
 
 import time
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
-from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status, no_nodes_result
+from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
+from portfolio.kernels.backend import KernelBackend
 from portfolio.problem import Problem
 
+if TYPE_CHECKING:  # the kernels (numba) load in the worker, not when the plugin is listed
+    from portfolio.kernels.engine import Prepared
 
-class GreedyBackend(Backend):
+
+class GreedyBackend(KernelBackend):
     name = "greedy"
     description = "Memory-aware greedy on merged functional groups: fast feasible first plan"
     capabilities = Capabilities(reduced=True)
@@ -37,14 +41,11 @@ class GreedyBackend(Backend):
 
         warmup_greedy()
 
-    def solve(self, problem: Problem, deadline: float, seed: int,
-              warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
-        t0 = time.perf_counter()
-        if (empty := no_nodes_result(problem.num_nodes)) is not None:
-            return empty
+    def solve_prepared(self, prep: Prepared, problem: Problem, deadline: float, seed: int,
+                       warm_start: Optional[np.ndarray], report: Reporter,
+                       t0: float) -> SolveResult:
         from portfolio.kernels import engine
 
-        prep = engine.prepare(problem)
         t1 = time.perf_counter()
         sol, ok, stats = engine.greedy_plan(prep, self.design, seed, blocks=False)
         if ok:   # a first plan now; the block polish may have to wait for its kernels

@@ -15,19 +15,20 @@ from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
-from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status, no_nodes_result
+from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
+from portfolio.kernels.backend import KernelBackend
 from portfolio.problem import Problem
 
 if TYPE_CHECKING:  # the kernels (numba) load in the worker, not when the plugin is listed
-    from portfolio.kernels.engine import SearchParams
+    from portfolio.kernels.engine import Prepared, SearchParams
 
 REPORT_EVERY = 0.3
 """Seconds between two reported plans (the last improvement is always reported at the end)."""
 
 
-class LocalSearchBackend(Backend):
+class LocalSearchBackend(KernelBackend):
     name = "localsearch"
     description = "Lagrangian TRW-S rounds + iterated local search on merged functional groups"
     capabilities = Capabilities(anytime=True, warm_start=True, reduced=True, randomized=True)
@@ -44,14 +45,11 @@ class LocalSearchBackend(Backend):
 
         warmup()
 
-    def solve(self, problem: Problem, deadline: float, seed: int,
-              warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
-        t0 = time.perf_counter()
-        if (empty := no_nodes_result(problem.num_nodes)) is not None:
-            return empty
+    def solve_prepared(self, prep: Prepared, problem: Problem, deadline: float, seed: int,
+                       warm_start: Optional[np.ndarray], report: Reporter,
+                       t0: float) -> SolveResult:
         from portfolio.kernels import engine
 
-        prep = engine.prepare(problem)
         search = engine.Searcher(prep, seed, self.params)
         notes = []
         warm_cost = None

@@ -1,11 +1,14 @@
 """The whole extension surface of the portfolio, in one hook.
 
 A plugin is a module (or object) with a function decorated by :data:`hookimpl` named
-``portfolio_backends`` that returns the backends it provides. Installed packages announce such a module
+``portfolio_backends`` that returns the backends it provides (:func:`backends_hook` writes the
+common one: an instance of each backend class). Installed packages announce such a module
 under the entry-point group ``portfolio.backends``; see ``docs/plugins.md``.
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 import pluggy
 
@@ -23,3 +26,14 @@ def portfolio_backends() -> list:
     Keep this cheap: import heavy solver libraries inside ``solve`` or ``available``, so that listing
     backends works even when a dependency is missing.
     """
+
+
+def backends_hook(*classes: type) -> Callable[[], list]:
+    """The ``portfolio_backends`` hook that returns one instance of each of ``classes``, for a
+    plugin module to name as its own: ``portfolio_backends = backends_hook(MyBackend)``."""
+
+    @hookimpl
+    def portfolio_backends() -> list:
+        return [cls() for cls in classes]
+
+    return portfolio_backends

@@ -20,7 +20,7 @@ from portfolio.backend import NullReporter, Status  # noqa: E402
 from portfolio.evaluate import evaluate  # noqa: E402
 from portfolio.exact import ModelSize, solve_with_engine  # noqa: E402
 from portfolio.generate import generate_problem  # noqa: E402
-from portfolio.lns import LnsParams, build_window, run_lns  # noqa: E402
+from portfolio.exact.lns import LnsParams, build_window, run_lns  # noqa: E402
 from portfolio.presolve import presolve  # noqa: E402
 from portfolio.problem import Problem  # noqa: E402
 from portfolio_plugins import cpsat  # noqa: E402

@@ -18,14 +18,14 @@ import time
 import numpy as np
 import pytest
 
-from portfolio.kernels import bound, engine, model, moves, search, segtree, trws
+from portfolio.kernels import bound, engine, incremental, model, moves, search, segtree, trws
 from portfolio.kernels.engine import Searcher, compile_lock, greedy_plan, prepare
 
 from portfolio.generate import generate_problem
 
 
 def _dispatchers():
-    for mod in (model, moves, search, segtree, trws, bound):
+    for mod in (model, incremental, moves, search, segtree, trws, bound):
         for name, obj in vars(mod).items():
             if hasattr(obj, "signatures") and hasattr(obj, "py_func"):
                 yield f"{mod.__name__}.{name}", obj

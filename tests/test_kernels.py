@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from portfolio.evaluate import evaluate, usage_profile
+from portfolio.kernels import incremental as inc
 from portfolio.kernels import moves as mv
 from portfolio.kernels import search as se
 from portfolio.kernels import segtree
@@ -28,8 +29,8 @@ from portfolio.problem import FORBIDDEN, Capacity, Problem, offsets_from_counts
 
 # kernels called only from other kernels have no CPython wrapper; tests call them through one
 seg_add, seg_query = from_python(segtree.seg_add), from_python(segtree.seg_query)
-node_delta_one, node_costs_all = from_python(mv.node_delta_one), from_python(mv.node_costs_all)
-apply_move, block_move = from_python(mv.apply_move), from_python(mv.block_move)
+node_delta_one, node_costs_all = from_python(inc.node_delta_one), from_python(inc.node_costs_all)
+apply_move, block_move = from_python(inc.apply_move), from_python(mv.block_move)
 cascade_node = from_python(mv.cascade_node)
 
 SETTINGS = settings(max_examples=60, deadline=None,
@@ -99,7 +100,7 @@ def check_state(problem, m, sol, t, d) -> None:
     slack = usage_profile(problem, sol) - np.minimum(problem.point_capacity, 1 << 61)
     assert np.array_equal(seg_leaves(t, d, len(slack)), slack)
     assert (t[1] <= 0) == ev.feasible
-    cost, forb = mv.plan_cost(m, sol)
+    cost, forb = inc.plan_cost(m, sol)
     assert forb == ev.forbidden_node_choices + ev.forbidden_edge_entries
     if forb == 0:
         assert cost == ev.cost
@@ -131,9 +132,9 @@ def test_segment_tree_matches_naive_profile(values, data):
 def test_incremental_deltas_match_full_evaluation(problem, seed):
     rng, m = seeded_model(problem, seed)
     sol = random_plan(problem, rng)
-    t, d = mv.build_tree(m, sol)
+    t, d = inc.build_tree(m, sol)
     check_state(problem, m, sol, t, d)
-    cost = mv.plan_cost(m, sol)[0]
+    cost = inc.plan_cost(m, sol)[0]
     buf = np.zeros(int(problem.strategy_counts.max()), np.int64)
     for _ in range(25):
         i = int(rng.integers(problem.num_nodes))
@@ -142,7 +143,7 @@ def test_incremental_deltas_match_full_evaluation(problem, seed):
         node_costs_all(m, sol, i, buf)
         assert dc == buf[s] - buf[sol[i]]
         apply_move(m, sol, t, d, i, s)
-        new = mv.plan_cost(m, sol)[0]
+        new = inc.plan_cost(m, sol)[0]
         assert new - cost == dc
         cost = new
         check_state(problem, m, sol, t, d)
@@ -155,34 +156,34 @@ def test_compound_moves_keep_state_exact(problem, seed, hard):
     with ``hard`` a feasible state stays feasible."""
     rng, m = seeded_model(problem, seed)
     sol = random_plan(problem, rng)
-    t, d = mv.build_tree(m, sol)
+    t, d = inc.build_tree(m, sol)
     if hard and t[1] > 0:
         hard = False
-    sc = mv.make_scratch(m, seed)
+    sc = inc.make_scratch(m, seed)
     wp = rng.random(max(len(m.pc_lo), 1)) * (0 if hard else 3)
     n = problem.num_nodes
-    cost = mv.plan_cost(m, sol)[0]
+    cost = inc.plan_cost(m, sol)[0]
     for _ in range(6):
         x = int(rng.integers(n))
         ok, dc = block_move(m, sol, t, d, wp, hard, x, 4, 1000, sc)
         ok2, dc2 = cascade_node(m, sol, t, d, wp, hard, x, 10, sc, False, True)
-        new = mv.plan_cost(m, sol)[0]
+        new = inc.plan_cost(m, sol)[0]
         assert new - cost == dc + dc2
         cost = new
         check_state(problem, m, sol, t, d)
         if hard:
             assert t[1] <= 0
     dc = se.descend_all(m, sol, t, d, wp, hard, sc, np.arange(n), 4, 1000, 10)
-    assert mv.plan_cost(m, sol)[0] - cost == dc
+    assert inc.plan_cost(m, sol)[0] - cost == dc
     cost += dc
     best = sol.copy()
     cur, best_c, _, _ = se.ils(m, sol, t, d, wp, hard, sc, 20, 1, 3, 3, 1000, 5, 0.0, best)
-    assert mv.plan_cost(m, sol)[0] - cost == cur
+    assert inc.plan_cost(m, sol)[0] - cost == cur
     check_state(problem, m, sol, t, d)
     if not hard:
         boff, items, owner = se.stab_index(m, len(m.base))
         dc, ok = se.repair(m, sol, t, d, sc, boff, items, owner, 1000)
-        assert mv.plan_cost(m, sol)[0] - (cost + cur) == dc
+        assert inc.plan_cost(m, sol)[0] - (cost + cur) == dc
         assert ok == (t[1] <= 0)
         check_state(problem, m, sol, t, d)
 
@@ -216,12 +217,12 @@ def test_reduction_is_exact_for_forbidden_free_plans(problem, seed):
                       for i in range(len(rm.soff) - 1)], np.int64)
         plan = expand(red, r)
         assert (plan >= 0).all() and (plan < problem.strategy_counts).all()
-        rc, rf = mv.plan_cost(rm, r)
+        rc, rf = inc.plan_cost(rm, r)
         ev = evaluate(problem, plan)
         if ev.forbidden_node_choices + ev.forbidden_edge_entries == 0:
             assert rc + offset == ev.cost and rf == 0
             assert np.array_equal(contract(red, plan), r)
-        t, d = mv.build_tree(rm, r)
+        t, d = inc.build_tree(rm, r)
         assert (t[1] <= 0) == ev.feasible
 
 
@@ -241,7 +242,7 @@ def test_reduction_keeps_every_forbidden_free_plan(problem, seed):
         if ev.forbidden_node_choices + ev.forbidden_edge_entries == 0:
             r = contract(red, plan)
             assert r is not None
-            assert mv.plan_cost(red.model, r)[0] + offset == ev.cost
+            assert inc.plan_cost(red.model, r)[0] + offset == ev.cost
 
 
 @SETTINGS
@@ -293,5 +294,5 @@ def test_tree_pieces_merge_overlapping_intervals():
     m = build_model(problem)
     for s, feasible in ((0, True), (1, False)):
         sol = np.array([s])
-        t, d = mv.build_tree(m, sol)
+        t, d = inc.build_tree(m, sol)
         assert (t[1] <= 0) == feasible == evaluate(problem, sol).feasible

@@ -24,7 +24,7 @@ from portfolio.evaluate import evaluate  # noqa: E402
 from portfolio.exact import ModelSize, solve_with_engine  # noqa: E402
 from portfolio.generate import generate_problem  # noqa: E402
 from portfolio.problem import Capacity, Problem  # noqa: E402
-from portfolio_plugins import maxsat  # noqa: E402
+from portfolio_plugins import maxsat, maxsat_encoding  # noqa: E402
 from tiny import assert_exact, brute, make_problem, optimum, scaled_costs, tiny  # noqa: E402
 
 EXACT = settings(max_examples=60, deadline=None,
@@ -103,16 +103,16 @@ def test_any_hint_keeps_the_answer_exact(problem, data):
 def test_relaxed_rows_and_cover_cuts_stay_exact(resolution, problem):
     """Every row too big for its exact MDD: the rounded relaxation (or nothing) plus cover cuts
     must still end at the true optimum (and never cut a plan that fits)."""
-    saved = maxsat._Memory.ROW_NODES, maxsat._Memory.RESOLUTION
-    maxsat._Memory.ROW_NODES, maxsat._Memory.RESOLUTION = 0, resolution
+    saved = maxsat_encoding._Memory.ROW_NODES, maxsat_encoding._Memory.RESOLUTION
+    maxsat_encoding._Memory.ROW_NODES, maxsat_encoding._Memory.RESOLUTION = 0, resolution
     try:
         check_against_brute(problem, diffusion=0.0)
     finally:
-        maxsat._Memory.ROW_NODES, maxsat._Memory.RESOLUTION = saved
+        maxsat_encoding._Memory.ROW_NODES, maxsat_encoding._Memory.RESOLUTION = saved
 
 
 # ------------------------------------------------------------------------------------------ encoding
-def hard_part_accepts(enc: maxsat.Encoding, problem: Problem, plan: list[int]) -> bool | None:
+def hard_part_accepts(enc: maxsat_encoding.Encoding, problem: Problem, plan: list[int]) -> bool | None:
     """Whether the hard clauses allow ``plan`` (None: a strategy without a variable, i.e. one the
     encoding ruled out as forbidden)."""
     so = problem.strategy_offsets
@@ -131,11 +131,11 @@ def test_hard_clauses_forbid_exactly_the_bad_plans(problem, edge_form, diffusion
     entry; the lazy rows name a broken row iff the plan breaks memory."""
     assume(judged_alike(problem))
     try:
-        enc = maxsat.encode(problem, edge_form, memory="eager", diffusion=diffusion)
-    except maxsat.Infeasible:
+        enc = maxsat_encoding.encode(problem, edge_form, memory="eager", diffusion=diffusion)
+    except maxsat_encoding.Infeasible:
         assert optimum(problem) is None
         return
-    lazy = maxsat.encode(problem, edge_form, memory="lazy")
+    lazy = maxsat_encoding.encode(problem, edge_form, memory="lazy")
     for plan, _, forbidden, feasible in brute(problem):
         accepted = hard_part_accepts(enc, problem, plan)
         if accepted is None:
@@ -156,7 +156,7 @@ def test_memory_rows_with_several_intervals_and_capacity_steps():
     capacity = Capacity(np.array([0, 2]), np.array([10, 6]))
     problem = make_problem(costs, intervals, usages, [[0, 1]], [[0, 3, 1, 0, 2, 2]], capacity,
                            offset=7, owners=owners)
-    enc = maxsat.encode(problem, "direct", memory="eager")
+    enc = maxsat_encoding.encode(problem, "direct", memory="eager")
     scored = brute(problem)
     assert any(not feasible for _, _, _, feasible in scored)
     for plan, _, forbidden, feasible in scored:
@@ -193,8 +193,8 @@ def test_diffused_constant_never_exceeds_the_optimum(problem, seconds):
     assume(judged_alike(problem))
     best = optimum(problem)
     try:
-        enc = maxsat.encode(problem, "direct", diffusion=seconds)
-    except maxsat.Infeasible:
+        enc = maxsat_encoding.encode(problem, "direct", diffusion=seconds)
+    except maxsat_encoding.Infeasible:
         assert best is None
         return
     if best is not None:

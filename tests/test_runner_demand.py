@@ -12,8 +12,7 @@ import pytest
 import faulty_backends as fb
 from portfolio.backend import LOW, Backend, Capabilities, NullReporter, SolveResult, Status
 from portfolio.cli import bundled_example
-from portfolio.exact import solve_with_engine
-from portfolio.exactmodel import ExactOutcome, ModelSize
+from portfolio.exact import ExactOutcome, ModelSize, solve_with_engine
 from portfolio.io import load_problem
 from portfolio.runner import run_portfolio
 from portfolio.runner.schedule import LOW_NICE

@@ -5,12 +5,15 @@ Modules, bottom up:
 * :mod:`.model` - the flat kernel view of a Problem (penalised costs, oriented incidences, usage
   pieces, arc-consistent domains);
 * :mod:`.segtree` - range-add / range-max tree over the compressed time points (memory checks);
-* :mod:`.moves` - exact incremental deltas and the moves (single node, tree-DP block, cascade);
+* :mod:`.incremental` - the search state and its exact incremental evaluation (scratch arrays,
+  cost deltas, the load tree's memory checks, the change log, the random generator);
+* :mod:`.moves` - the moves (single node, tree-DP block, cascade);
 * :mod:`.reduce` - the reduced view: chains tied by forbidden entries become one node, merged by
   the presolve's own reductions (:mod:`portfolio.presolve`; nothing is implemented twice);
 * :mod:`.trws` - TRW-S message passing on the memory-priced, unconstrained problem;
 * :mod:`.search` - worklist descent, iterated local search, greedy repair and buying;
 * :mod:`.engine` - Python drivers used by the ``greedy`` and ``localsearch`` backends;
+* :mod:`.backend` - their base class :class:`~.backend.KernelBackend` (light: no numba at import);
 * :mod:`.bound` - certified Lagrangian lower bounds (TRW-S star bound, directed rounding) for
   the ``bound`` backend.
 

@@ -51,7 +51,7 @@ import numpy as np
 from .jit import kernel
 
 from ..problem import FORBIDDEN, Problem
-from . import moves as mv
+from . import incremental as inc
 from . import search as se
 from . import trws as tw
 from .model import CAP_UNLIMITED, KModel
@@ -333,7 +333,7 @@ class LagrangeBound:
         self.beta_rule = StallHalving(self.p.beta, self.p.stall)
         self.best = min(self.offset, forbidden_floor(problem)) if n == 0 else None
         self.steps = 0
-        self.sc = mv.make_scratch(m, seed)
+        self.sc = inc.make_scratch(m, seed)
         self.zero = np.zeros(max(len(m.pc_lo), 1))
         self.history: list[tuple[float, int]] = []   # (seconds, best bound) when it improved
         self.t0 = time.time()
@@ -368,9 +368,9 @@ class LagrangeBound:
             self.beta_rule.restart(p.beta * 0.5, forget_best=False)
         x = self.lab.copy()
         if p.descend:
-            tx, dx = mv.build_tree(m, x)
+            tx, dx = inc.build_tree(m, x)
             se.descend_all(m, x, tx, dx, wp, False, self.sc, self.order, 0, 0, 0)
-        g = mv.slack_values(m, x).astype(np.float64)
+        g = inc.slack_values(m, x).astype(np.float64)
         g[~self.priced] = 0.0
         if p.momentum > 0.0:
             g += p.momentum * self.dir
@@ -380,7 +380,7 @@ class LagrangeBound:
         self.steps += 1
         if gg == 0.0 or not math.isfinite(value):
             return bound
-        primal = float(mv.plan_cost(m, x)[0]) + float(self.lam @ (g))
+        primal = float(inc.plan_cost(m, x)[0]) + float(self.lam @ (g))
         target = float(ub) if ub is not None else primal
         gap = target - value
         if gap <= 0:

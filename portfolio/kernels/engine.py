@@ -24,7 +24,7 @@ import numpy as np
 from ..presolve.jitlock import STAGES as JIT_STAGES
 from ..presolve.jitlock import compile_lock, compile_stages, mark_compiled, trace
 from ..problem import Problem
-from . import moves as mv
+from . import incremental as inc
 from . import search as se
 from . import trws as tw
 from .model import KModel, build_model
@@ -63,7 +63,7 @@ class Prepared:
 
     def raw_cost(self, plan: np.ndarray) -> tuple[int, int]:
         """(penalised cost, forbidden choices) of an original plan."""
-        c, f = mv.plan_cost(self.model, _plan(plan))
+        c, f = inc.plan_cost(self.model, _plan(plan))
         return int(c), int(f)
 
 
@@ -121,13 +121,13 @@ def greedy_plan(prep: Prepared, design: int = 1, seed: int = 0,
     """
     m = prep.rm
     n = len(m.soff) - 1
-    sc = mv.make_scratch(m, seed)
+    sc = inc.make_scratch(m, seed)
     zero = np.zeros(max(len(m.pc_lo), 1))
     order = np.arange(n, dtype=np.int64)
     stats: dict = {}
     if design == 1:
         sol = min_volume_plan(m)
-        t, d = mv.build_tree(m, sol)
+        t, d = inc.build_tree(m, sol)
         if t[1] > 0:
             boff, bitems, owner = se.stab_index(m, len(m.base))
             se.repair(m, sol, t, d, sc, boff, bitems, owner, 10 * n + 100)
@@ -135,7 +135,7 @@ def greedy_plan(prep: Prepared, design: int = 1, seed: int = 0,
             stats["bought"] = int(se.buy_by_ratio(m, sol, t, d, sc, 50))
     else:
         sol = cheapest_plan(m)
-        t, d = mv.build_tree(m, sol)
+        t, d = inc.build_tree(m, sol)
         se.descend_all(m, sol, t, d, zero, False, sc, order, 0, 0, 0)
         boff, bitems, owner = se.stab_index(m, len(m.base))
         se.repair(m, sol, t, d, sc, boff, bitems, owner, 10 * n + 100)
@@ -150,8 +150,8 @@ def polish(prep: Prepared, rsol: np.ndarray, seed: int = 0) -> np.ndarray:
     """A feasible reduced plan improved by single and block moves (memory kept feasible)."""
     m = prep.rm
     sol = _plan(rsol).copy()
-    t, d = mv.build_tree(m, sol)
-    se.descend_all(m, sol, t, d, np.zeros(max(len(m.pc_lo), 1)), True, mv.make_scratch(m, seed),
+    t, d = inc.build_tree(m, sol)
+    se.descend_all(m, sol, t, d, np.zeros(max(len(m.pc_lo), 1)), True, inc.make_scratch(m, seed),
                    np.arange(len(sol), dtype=np.int64), 10, 1_000_000, 0)
     return sol
 
@@ -180,7 +180,7 @@ class Searcher:
         self.m = m = prep.rm
         self.p = params or SearchParams()
         self.n = n = len(m.soff) - 1
-        self.sc = mv.make_scratch(m, seed)
+        self.sc = inc.make_scratch(m, seed)
         self.rng = np.random.default_rng(seed)
         self.zero = np.zeros(max(len(m.pc_lo), 1))
         self.order = np.arange(n, dtype=np.int64)
@@ -202,10 +202,10 @@ class Searcher:
 
     # -------------------------------------------------------------- state
     def cost_of(self, rsol: np.ndarray) -> int:
-        return int(mv.plan_cost(self.m, _plan(rsol))[0])
+        return int(inc.plan_cost(self.m, _plan(rsol))[0])
 
     def feasible(self, rsol: np.ndarray) -> bool:
-        t, _ = mv.build_tree(self.m, _plan(rsol))
+        t, _ = inc.build_tree(self.m, _plan(rsol))
         return bool(t[1] <= 0)
 
     def offer(self, rsol: np.ndarray) -> bool:
@@ -234,10 +234,10 @@ class Searcher:
         tw.trws_iterate(m, self.theta, self.order, self.pos, self.rev, self.moff, self.gamma,
                         self.msg, self.lab, p.trws_iters, self.hat)
         x = self.lab.copy()
-        tx, dx = mv.build_tree(m, x)
+        tx, dx = inc.build_tree(m, x)
         se.descend_all(m, x, tx, dx, wp, False, self.sc, self.order, 0, 0, 0)
-        g = mv.slack_values(m, x).astype(np.float64)
-        cx = float(mv.plan_cost(m, x)[0])
+        g = inc.slack_values(m, x).astype(np.float64)
+        cx = float(inc.plan_cost(m, x)[0])
         # the price update needs only x; the candidate is a repaired copy
         y = x
         dc, ok = se.repair(m, y, tx, dx, self.sc, self.boff, self.bitems, self.owner,
@@ -275,7 +275,7 @@ class Searcher:
         m, p = self.m, self.p
         if self._walk is None or self._walk_cost != self.best_cost:
             sol = self.best.copy()
-            t, d = mv.build_tree(m, sol)
+            t, d = inc.build_tree(m, sol)
             self._walk = (sol, t, d)
             self._walk_cost = self.best_cost
         sol, t, d = self._walk
@@ -369,7 +369,7 @@ def warmup(upto: str = "search") -> float:
         s.offer(start)
         s.run(time.time() + 60, max_rounds=2)
 
-    calls = {"greedy": lambda: (greedy_plan(prep, 2, blocks=False), mv.plan_cost(prep.rm, start)),
+    calls = {"greedy": lambda: (greedy_plan(prep, 2, blocks=False), inc.plan_cost(prep.rm, start)),
              "moves": lambda: polish(prep, start),
              "trws": lambda: Searcher(prep, 0, SearchParams(kicks_per_round=5)).lagrange_round(),
              "search": search}

@@ -10,11 +10,11 @@ from __future__ import annotations
 import numpy as np
 from .jit import inner, kernel
 
-from .moves import (
-    best_single, block_move, cascade_node, log_price_delta, log_rollback, log_start, move_logged,
-    group_member, node_costs_all,
-    node_delta_one, piece_query, fits, rand_float, rand_int,
+from .incremental import (
+    fits, log_price_delta, log_rollback, log_start, move_logged, node_costs_all, node_delta_one,
+    piece_query, rand_float, rand_int,
 )
+from .moves import best_single, block_move, cascade_node, group_member
 
 
 @inner
@@ -56,6 +56,21 @@ def _single_step(m, sol, t, d, wp, hard, sc, x, tail, count, n):  # pragma: no c
     return True, dc, tail, count
 
 
+@inner
+def _single_descent(m, sol, t, d, wp, hard, sc, head, tail, count, n):  # pragma: no cover - numba
+    """Take nodes off the worklist, making each one's best single move, until one has none (or
+    the worklist is empty): the loop both descents share. Returns (that node or -1, head, tail,
+    count, cost delta)."""
+    total = np.int64(0)
+    while count > 0:
+        x, head, count = _pop(sc, head, count, n)
+        moved, dc, tail, count = _single_step(m, sol, t, d, wp, hard, sc, x, tail, count, n)
+        if not moved:
+            return x, head, tail, count, total
+        total += dc
+    return np.int64(-1), head, tail, count, total
+
+
 @kernel
 def descend(m, sol, t, d, wp, hard, sc, count, block_nodes, block_work,
             cascade_cap):  # pragma: no cover - numba
@@ -65,15 +80,12 @@ def descend(m, sol, t, d, wp, hard, sc, count, block_nodes, block_work,
     a cascade when ``cascade_cap`` > 0. Returns the cost delta.
     """
     n = len(sol)
-    head = 0
-    tail = count % n
-    total = np.int64(0)
+    head, tail, total = 0, count % n, np.int64(0)
     while count > 0:
-        x, head, count = _pop(sc, head, count, n)
-        moved, dc, tail, count = _single_step(m, sol, t, d, wp, hard, sc, x, tail, count, n)
-        if moved:
-            total += dc
-            continue
+        x, head, tail, count, dc = _single_descent(m, sol, t, d, wp, hard, sc, head, tail, count, n)
+        total += dc
+        if x < 0:
+            break   # the worklist ran empty on single moves
         if block_nodes >= 2:
             ok, dc = block_move(m, sol, t, d, wp, hard, x, block_nodes, block_work, sc)
             if ok:
@@ -101,14 +113,10 @@ def descend_single(m, sol, t, d, wp, hard, sc, count):  # pragma: no cover - num
     the greedy's first plan (and the relaxation's descent) needs a third of the compilation.
     """
     n = len(sol)
-    head = 0
-    tail = count % n
-    total = np.int64(0)
+    head, tail, total = 0, count % n, np.int64(0)
     while count > 0:
-        x, head, count = _pop(sc, head, count, n)
-        moved, dc, tail, count = _single_step(m, sol, t, d, wp, hard, sc, x, tail, count, n)
-        if moved:
-            total += dc
+        _, head, tail, count, dc = _single_descent(m, sol, t, d, wp, hard, sc, head, tail, count, n)
+        total += dc
     return total
 
 

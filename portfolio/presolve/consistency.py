@@ -2,7 +2,7 @@
 
 ``ac_kernel`` is the one arc-consistency routine of the project: the presolve runs it on its state,
 the search kernels (:mod:`portfolio.kernels.model`) on their penalised view and the exact model
-(:mod:`portfolio.exactmodel`, through :func:`arc_fixpoint`) on 0/1 tables of allowed entries, which
+(:mod:`portfolio.exact.model`, through :func:`arc_fixpoint`) on 0/1 tables of allowed entries, which
 is why the value that marks a forbidden entry is a parameter (10**18 here, the kernels' penalty
 there, 0 in the exact model).
 """
@@ -116,7 +116,7 @@ def arc_fixpoint(K: np.ndarray, SO: np.ndarray, alive: np.ndarray, eu: np.ndarra
     table with one axis per node) pairs) alternated to their common fixpoint, narrowing ``alive``.
 
     Takes plain arrays rather than a presolve state so that every exact model (presolve here,
-    :mod:`portfolio.exactmodel` for the exact engines) prunes with the same routine. Returns
+    :mod:`portfolio.exact.model` for the exact engines) prunes with the same routine. Returns
     (strategies removed, why a domain emptied or None).
     """
     if incidence is None:

@@ -25,12 +25,12 @@ The objective of a plan ``x`` using only allowed entries is then exactly
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Protocol
+from typing import Optional
 
 import numpy as np
 
-from .evaluate import range_sum
-from .problem import FORBIDDEN, INT64_MAX, Problem
+from ..evaluate import range_sum
+from ..problem import FORBIDDEN, INT64_MAX, Problem
 
 
 @dataclass
@@ -149,7 +149,7 @@ def _gathered_tables(problem: Problem, dtype) -> tuple[list, dict]:
 def _prune(problem: Problem, usable: np.ndarray, tables: dict) -> Optional[str]:
     """Narrow ``usable`` to arc consistency over the allowed entries of ``tables`` with the
     presolve's routine (one reduction library); returns why no forbidden-free plan exists, or None."""
-    from .presolve.consistency import arc_fixpoint
+    from ..presolve.consistency import arc_fixpoint
 
     so = problem.strategy_offsets.astype(np.int64)
     k = problem.strategy_counts.astype(np.int64)
@@ -257,63 +257,3 @@ def _memory_part(problem: Problem, usable: np.ndarray) -> MemoryPart:
     return MemoryPart(node=nodes[relevant].astype(np.int64), lo=nlo[relevant].astype(np.int64),
                       hi=nhi[relevant].astype(np.int64), coef=[coefs[j] for j in relevant],
                       rhs=rhs, times=problem.time_points[kept].astype(np.int64))
-
-
-# ------------------------------------------------------------------------------------------ contract
-OutcomeStatus = str
-"""One of ``"optimal"``, ``"feasible"``, ``"infeasible"``, ``"unknown"``, ``"too-big"``."""
-
-
-@dataclass
-class ModelSize:
-    """An engine's estimate of its model before building it (cheap: from array sizes only)."""
-
-    variables: int
-    constraints: int
-    terms: int                       # non-zeros of linear rows, or literals of clauses
-
-    def within(self, budget: "ModelSize") -> bool:
-        return (self.variables <= budget.variables and self.constraints <= budget.constraints
-                and self.terms <= budget.terms)
-
-
-@dataclass
-class ExactOutcome:
-    """What an engine says about one problem (a full instance or an LNS window).
-
-    ``plan`` is a plan of the problem it was given (int64), ``cost`` its exact cost as
-    :func:`portfolio.evaluate.evaluate` computes it (``cost_offset`` included); ``bound`` is a valid
-    lower bound on that problem's optimum over plans without forbidden choices (offset included).
-    """
-
-    status: OutcomeStatus
-    plan: Optional[np.ndarray] = None
-    cost: Optional[int] = None
-    bound: Optional[int] = None
-    note: str = ""
-    stats: dict = field(default_factory=dict)
-
-
-class ExactEngine(Protocol):
-    """The one thing an exact backend supplies."""
-
-    name: str
-
-    def estimate(self, problem: Problem) -> ModelSize:
-        """Model size without building it."""
-        ...
-
-    def budget(self) -> ModelSize:
-        """Largest model this engine builds (above it the driver uses LNS windows)."""
-        ...
-
-    def solve(self, problem: Problem, time_limit: float, hint: Optional[np.ndarray],
-              threads: int, seed: int,
-              on_solution: Callable[[np.ndarray], None]) -> ExactOutcome:
-        """Solve ``problem`` within ``time_limit`` seconds (wall clock, build included).
-
-        ``hint`` is a complete plan of ``problem`` (maybe infeasible); ``on_solution`` is called with
-        each improving plan as the engine finds it. Never raises for an instance it cannot handle:
-        returns ``ExactOutcome("too-big")`` or ``("unknown")`` with a note instead.
-        """
-        ...

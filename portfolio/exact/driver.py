@@ -1,14 +1,15 @@
-"""What every exact engine (CP-SAT, MaxSAT, ...) shares: the engine contract and the driver.
+"""The driver every exact engine (CP-SAT, MaxSAT, ...) shares, and the base of their backends.
 
-An exact *engine* knows one thing: build a model of a :class:`Problem` and solve it within a time
-limit, starting from a hint, calling back with each improving plan, and saying what it proved. The
-*driver* (:func:`solve_with_engine`) owns everything else, once for all engines: the starting plan,
-the choice between the full model and large-neighbourhood search (:mod:`portfolio.lns`) by the
-engine's own size estimate, the time split, and the :class:`SolveResult` with its lower bound.
+An exact *engine* (:class:`~.contract.ExactEngine`) knows one thing: build a model of a
+:class:`Problem` and solve it within a time limit, starting from a hint, calling back with each
+improving plan, and saying what it proved. The *driver* (:func:`solve_with_engine`) owns everything
+else, once for all engines: the starting plan, the choice between the full model and
+large-neighbourhood search (:mod:`.lns`) by the engine's own size estimate, the time split, and the
+:class:`SolveResult` with its lower bound.
 
 Why a window is just a Problem: the LNS fixes every node outside a window at the incumbent and
 hands the engine the *window problem* (edges to fixed nodes folded into node costs, fixed usage
-taken off the capacity, see :func:`portfolio.lns.build_window`). An engine that can solve a Problem
+taken off the capacity, see :func:`.lns.build_window`). An engine that can solve a Problem
 can therefore solve a window, with no second code path.
 
 Claims: ``optimal`` means optimal among plans without forbidden choices (every such plan is cheaper
@@ -20,19 +21,17 @@ answer, so the driver reports it as ``no-solution``.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 import numpy as np
 
-from .backend import (LOW, Backend, Reporter, SolveResult, Status, allotted_cores, declare_demand,
-                      time_left)
-from .evaluate import evaluate
-from .exactmodel import ExactEngine, ExactOutcome, ModelSize, OutcomeStatus  # noqa: F401
-from .problem import Problem
-from .runner.fallback import safe_plan
-
-if TYPE_CHECKING:
-    from .lns import LnsParams
+from ..backend import (LOW, Backend, Capabilities, Reporter, SolveResult, Status, allotted_cores, declare_demand,
+                       time_left)
+from ..evaluate import evaluate
+from ..problem import Problem
+from ..runner.fallback import safe_plan
+from .contract import ExactEngine, ExactOutcome
+from .lns import LnsParams, run_lns
 
 # ------------------------------------------------------------------------------------------ driver
 FULL_SHARE = 0.75
@@ -60,7 +59,7 @@ def kernel_polish(problem: Problem, deadline: float, seed: int,
                   start: Optional[np.ndarray]) -> Optional[np.ndarray]:
     """Run the shared local-search kernels until ``deadline`` from ``start`` (or their greedy
     plan); returns the best feasible plan they found, or None."""
-    from .kernels.engine import Searcher, greedy_plan, prepare
+    from ..kernels.engine import Searcher, greedy_plan, prepare
 
     prep = prepare(problem)
     search = Searcher(prep, seed)
@@ -129,12 +128,11 @@ def starting_plan(problem: Problem, warm_start: Optional[np.ndarray], best: "_Be
 def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, seed: int,
                       warm_start: Optional[np.ndarray], report: Reporter,
                       threads: Optional[int] = None, lns: bool = True,
-                      lns_params: Optional["LnsParams"] = None, polish: bool = True) -> SolveResult:
+                      lns_params: Optional[LnsParams] = None, polish: bool = True) -> SolveResult:
     """Run an exact engine as a portfolio backend: full model when it fits (all the time for a
     small model, ``FULL_SHARE`` of it for a large one), LNS windows with the same engine on the
     rest of the time or when the model is too big. Returns the backend's :class:`SolveResult`."""
-    from .lns import run_lns  # lns is a floor below; imported here to keep start-up light
-    from .presolve.jitlock import compiled  # the presolve package imports numba: in the worker
+    from ..presolve.jitlock import compiled  # the presolve package imports numba: in the worker
 
     # Engines overrun their limits (an LP solve between two clock checks, a model build): aim a
     # little before the deadline so the result, with its bound, is sent before the runner kills.
@@ -234,13 +232,17 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
 
 
 class ExactBackend(Backend):
-    """Base of the exact backends: supply :meth:`engine`; the driver does the rest.
+    """Base of the exact backends: name the engine class (``engine_type``) and the solver; the
+    driver does the rest.
 
-    ``requires`` names the solver's modules, each package level (one may be blocked alone), and
-    ``extra`` the project extra that installs them: :meth:`available` checks them with
-    ``find_spec``, without importing the solver (that runs in the runner's process before its first
-    fork; the engine imports the solver in its worker)."""
+    ``capabilities`` are those of every exact engine (a backend whose engine uses several cores
+    adds ``threads``). ``requires`` names the solver's modules, each package level (one may be
+    blocked alone), and ``extra`` the project extra that installs them: :meth:`available` checks
+    them with ``find_spec``, without importing the solver (that runs in the runner's process before
+    its first fork; the engine imports the solver in its worker)."""
 
+    capabilities = Capabilities(exact=True, anytime=True, warm_start=True, reduced=True)
+    engine_type: Optional[type] = None   # an ExactEngine class; one engine per solve
     lns: bool = True
     requires: tuple[str, ...] = ()
     package: str = ""
@@ -260,7 +262,9 @@ class ExactBackend(Backend):
         return True, ""
 
     def engine(self) -> ExactEngine:
-        raise NotImplementedError
+        if self.engine_type is None:
+            raise NotImplementedError(f"{type(self).__name__} names no engine_type")
+        return self.engine_type()
 
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:

@@ -27,10 +27,10 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from .backend import time_left
-from .evaluate import evaluate, profile_of, usage_profile
-from .exactmodel import ExactOutcome
-from .problem import FORBIDDEN, Capacity, Problem, offsets_from_counts
+from ..backend import time_left
+from ..evaluate import evaluate, profile_of, usage_profile
+from ..problem import FORBIDDEN, Capacity, Problem, offsets_from_counts
+from .contract import ExactOutcome
 
 WindowSolver = Callable[[Problem, float, np.ndarray], ExactOutcome]
 """``solve(window_problem, time_limit, hint) -> ExactOutcome``: what an exact backend supplies."""

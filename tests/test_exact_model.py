@@ -1,4 +1,4 @@
-"""The exact engines' shared model (portfolio/exactmodel.py) against the brute force of tests/tiny.py.
+"""The exact engines' shared model (portfolio/exact/model.py) against the brute force of tests/tiny.py.
 
 Both exact backends build from it, so its promises are checked here once, on every plan of tiny
 instances with forbidden entries, self-loops, duplicate edges and hyperedges: the domains keep every
@@ -12,7 +12,7 @@ import numpy as np
 from hypothesis import HealthCheck, assume, given, settings
 
 from portfolio.evaluate import evaluate
-from portfolio.exactmodel import build_exact_model
+from portfolio.exact import build_exact_model
 from portfolio.problem import FORBIDDEN
 from tiny import brute, make_problem, optimum, scaled_costs, tiny
 

@@ -1,0 +1,74 @@
+"""The exact engine contract: what an engine estimates, what it answers, what it must supply.
+
+An exact *engine* (CP-SAT, MaxSAT, ...) knows one thing: build a model of a :class:`Problem` and
+solve it within a time limit, starting from a hint, calling back with each improving plan, and
+saying what it proved (:class:`ExactOutcome`). The driver (:mod:`.driver`) and the LNS loop
+(:mod:`.lns`) speak to engines through these types only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Protocol
+
+import numpy as np
+
+from ..problem import Problem
+
+OutcomeStatus = str
+"""One of ``"optimal"``, ``"feasible"``, ``"infeasible"``, ``"unknown"``, ``"too-big"``."""
+
+
+@dataclass
+class ModelSize:
+    """An engine's estimate of its model before building it (cheap: from array sizes only)."""
+
+    variables: int
+    constraints: int
+    terms: int                       # non-zeros of linear rows, or literals of clauses
+
+    def within(self, budget: "ModelSize") -> bool:
+        return (self.variables <= budget.variables and self.constraints <= budget.constraints
+                and self.terms <= budget.terms)
+
+
+@dataclass
+class ExactOutcome:
+    """What an engine says about one problem (a full instance or an LNS window).
+
+    ``plan`` is a plan of the problem it was given (int64), ``cost`` its exact cost as
+    :func:`portfolio.evaluate.evaluate` computes it (``cost_offset`` included); ``bound`` is a valid
+    lower bound on that problem's optimum over plans without forbidden choices (offset included).
+    """
+
+    status: OutcomeStatus
+    plan: Optional[np.ndarray] = None
+    cost: Optional[int] = None
+    bound: Optional[int] = None
+    note: str = ""
+    stats: dict = field(default_factory=dict)
+
+
+class ExactEngine(Protocol):
+    """The one thing an exact backend supplies."""
+
+    name: str
+
+    def estimate(self, problem: Problem) -> ModelSize:
+        """Model size without building it."""
+        ...
+
+    def budget(self) -> ModelSize:
+        """Largest model this engine builds (above it the driver uses LNS windows)."""
+        ...
+
+    def solve(self, problem: Problem, time_limit: float, hint: Optional[np.ndarray],
+              threads: int, seed: int,
+              on_solution: Callable[[np.ndarray], None]) -> ExactOutcome:
+        """Solve ``problem`` within ``time_limit`` seconds (wall clock, build included).
+
+        ``hint`` is a complete plan of ``problem`` (maybe infeasible); ``on_solution`` is called with
+        each improving plan as the engine finds it. Never raises for an instance it cannot handle:
+        returns ``ExactOutcome("too-big")`` or ``("unknown")`` with a note instead.
+        """
+        ...
