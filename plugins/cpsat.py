@@ -497,7 +497,7 @@ class CpSatBackend(ExactBackend):
     description = "OR-tools CP-SAT: exact on presolved instances, exact LNS windows on the rest"
     capabilities = replace(ExactBackend.capabilities, threads=True)   # CP-SAT's parallel workers
     requires = ("ortools", "ortools.sat.python", "ortools.sat.python.cp_model")
-    package, extra = "ortools", "cpsat"
+    package, requirement = "ortools", "ortools>=9.10"
     engine_type = CpSatEngine
 
 

@@ -267,7 +267,7 @@ class MaxSatBackend(ExactBackend):
     name = "maxsat"
     description = "python-sat RC2 (core-guided MaxSAT): exact on presolved instances, LNS windows above"
     requires = ("pysat", "pysat.examples", "pysat.examples.rc2")
-    package, extra = "python-sat", "maxsat"
+    package, requirement = "python-sat", "python-sat>=1.8.dev13"
     engine_type = MaxSatEngine
 
 

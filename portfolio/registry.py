@@ -41,10 +41,11 @@ HOOK_TIMEOUT = 5.0
 """Seconds one plugin's ``portfolio_backends()`` may take."""
 
 INSTALL_HINTS = {
-    "cpsat": "pip install '.[cpsat]'",
-    "maxsat": "pip install '.[maxsat]'",
+    "cpsat": "pip install 'ortools>=9.10'",
+    "maxsat": "pip install 'python-sat>=1.8.dev13'",
 }
-"""The extra that brings each optional engine of this distribution."""
+"""What brings back the engine of a built-in backend: each is a dependency of the plain install,
+so it is missing only from a broken or partial environment (or a platform without its wheel)."""
 
 _BAD_NAME_CHARS = frozenset(",: \t\n")
 
@@ -214,7 +215,7 @@ def guarded_available(backend: BackendLike, timeout: float | None = None) -> tup
 
 
 def install_hint(name: str) -> str:
-    """How to get an optional backend of this distribution, or ''."""
+    """How to get back the engine of a built-in backend, or ''."""
     base = name.rsplit(":", 1)[-1]
     return INSTALL_HINTS.get(base, "")
 

@@ -255,7 +255,7 @@ def test_missing_pysat_makes_the_backend_unavailable(monkeypatch):
     monkeypatch.setitem(sys.modules, "pysat.examples.rc2", None)
     ok, why = maxsat.MaxSatBackend().available()
     assert not ok
-    assert "pip install" in why and "maxsat" in why
+    assert "pip install 'python-sat>=1.8.dev13'" in why and "comes with iopddl-portfolio" in why
 
 
 # ------------------------------------------------------------------------------------------ cpsat

@@ -237,7 +237,8 @@ class ExactBackend(Backend):
 
     ``capabilities`` are those of every exact engine (a backend whose engine uses several cores
     adds ``threads``). ``requires`` names the solver's modules, each package level (one may be
-    blocked alone), and ``extra`` the project extra that installs them: :meth:`available` checks
+    blocked alone), and ``requirement`` the pip requirement that installs them (a dependency of the
+    plain install, so missing only in a broken or partial environment): :meth:`available` checks
     them with ``find_spec``, without importing the solver (that runs in the runner's process before
     its first fork; the engine imports the solver in its worker)."""
 
@@ -246,7 +247,7 @@ class ExactBackend(Backend):
     lns: bool = True
     requires: tuple[str, ...] = ()
     package: str = ""
-    extra: str = ""
+    requirement: str = ""
 
     def available(self) -> tuple[bool, str]:
         import importlib.util
@@ -257,8 +258,8 @@ class ExactBackend(Backend):
         except Exception as exc:  # noqa: BLE001 -- any import failure means "not here"
             found, why = False, type(exc).__name__
         if not found:
-            return False, (f"{self.package} is not installed ({why}); "
-                           f"install it with: pip install 'iopddl-portfolio[{self.extra}]'")
+            return False, (f"{self.package} is not installed ({why}); it comes with iopddl-portfolio; "
+                           f"install it with: pip install '{self.requirement}'")
         return True, ""
 
     def engine(self) -> ExactEngine:
