@@ -53,7 +53,7 @@ def program_started(created: Optional[float]) -> float:
     estimate = IMPORTED - IMPORTED_CPU
     if created is None:
         return estimate
-    return created if estimate - created < EXEC_GAP else max(created, estimate)
+    return created if estimate - created < EXEC_GAP else estimate
 
 
 def command_start(clock: str) -> tuple[float, float]:
