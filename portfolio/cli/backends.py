@@ -1,0 +1,78 @@
+"""Which backends run: ``portfolio backends`` lists them, ``_select_backends`` picks them for a run."""
+
+from __future__ import annotations
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from .app import UserError, cli
+from .common import _emit_json, console
+
+
+def _select_backends(names: str | None, time_limit: float | None = None) -> list:
+    """The backends to run; their ``available()`` checks may take a tenth of the time limit."""
+    from ..registry import AVAILABLE_TIMEOUT, Registry, RegistryError, parse_backend_list
+
+    registry = Registry()
+    for warning in registry.warnings:
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+    try:
+        if time_limit is not None:
+            registry.check_timeout = min(AVAILABLE_TIMEOUT, max(0.5, 0.1 * time_limit))
+        if names is None:
+            chosen = registry.select(None)
+        else:
+            chosen = registry.resolve(parse_backend_list(names, registry))
+    except RegistryError as exc:
+        raise UserError(str(exc)) from None
+    if not chosen:
+        raise UserError("no backend is available; see `portfolio backends`")
+    return chosen
+
+
+def _loaded_from(backend: object) -> str:
+    """The file a backend's class was loaded from: shows a stale installed copy shadowing edits."""
+    import inspect
+
+    try:
+        return inspect.getfile(type(backend))
+    except (TypeError, OSError):
+        return "?"
+
+
+@cli.command(name="backends")
+@click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON to stdout.")
+@click.option("--verbose", "-v", is_flag=True, help="Also show the file each backend was loaded from.")
+def backends_cmd(as_json: bool, verbose: bool) -> None:
+    """List the solver backends this installation knows, and whether each can run here."""
+    from ..registry import Registry, install_hint
+
+    registry = Registry()
+    rows = []
+    infos = registry.infos()
+    for info, (ok, why) in zip(infos, registry.available([i.backend for i in infos])):
+        hint = "" if ok else install_hint(info.backend.name)
+        if hint and hint not in why:
+            why = f"{why}; {hint}"
+        rows.append({"name": info.backend.name, "qualified": info.qualified, "package": info.package,
+                     "version": info.version, "available": ok, "reason": why,
+                     "description": info.backend.description,
+                     "capabilities": info.backend.capabilities.labels(), "clash": info.clash,
+                     "loaded_from": _loaded_from(info.backend)})
+    if as_json:
+        _emit_json({"backends": rows, "warnings": registry.warnings, "load_errors": registry.warnings})
+        return
+    table = Table(title="backends", title_justify="left")
+    for col in ("name", "package", "available", "capabilities", "description") + (
+            ("loaded from",) if verbose else ()):
+        table.add_column(col, overflow="fold")
+    for row in rows:
+        # plugin text is shown as written: "pip install '.[cpsat]'" is not rich markup
+        avail = "[green]yes[/]" if row["available"] else f"[red]no[/]: {escape(row['reason'])}"
+        table.add_row(escape(row["name"]), escape(f"{row['package']} {row['version']}".strip()),
+                      avail, ", ".join(row["capabilities"]) or "-", escape(row["description"]),
+                      *((escape(str(row["loaded_from"])),) if verbose else ()))
+    console.print(table)
+    for warning in registry.warnings:
+        console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)

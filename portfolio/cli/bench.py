@@ -1,0 +1,107 @@
+"""``portfolio bench`` (a sweep to runs/NAME/) and ``portfolio report`` (its leaderboard)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from rich.console import Console
+
+from .app import UserError, cli
+from .common import _emit_json, console
+
+
+@cli.command()
+@click.argument("instances", nargs=-1, required=True)
+@click.option("--backends", "-b", help="Comma-separated backends, each run alone as its own configuration.")
+@click.option("--portfolio", "use_portfolio", is_flag=True,
+              help="Run all available backends together as one configuration, 'portfolio'.")
+@click.option("--time-limit", "-t", type=click.FloatRange(min=0, min_open=True),
+              help="Seconds per task, loading included (with --contest-timeouts: the fallback for "
+                   "non-contest instances). Default 60.")
+@click.option("--contest-timeouts", is_flag=True, help="Each contest benchmark's own limit (60-300 s).")
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Runs of each (instance, configuration, seed).")
+@click.option("--seeds", default="0", show_default=True, help="Seeds: 0,1,2 or 0-4.")
+@click.option("--jobs", "-j", type=click.IntRange(min=1),
+              help="Tasks at once here (default 1). With --dask-scheduler the cluster's threads decide.")
+@click.option("--name", help="Run folder name under --runs-dir (default: bench-DATE-TIME).")
+@click.option("--runs-dir", default="runs", show_default=True, type=click.Path(file_okay=False))
+@click.option("--resume", is_flag=True, help="Finish an interrupted run: skip its finished tasks.")
+@click.option("--force", is_flag=True, help="Start the run folder over (the old one is kept, renamed).")
+@click.option("--dask-scheduler", metavar="tcp://HOST:PORT", help="Run the tasks on this Dask cluster.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display.")
+def bench(instances: tuple[str, ...], backends: str | None, use_portfolio: bool,
+          time_limit: float | None, contest_timeouts: bool, repeat: int, seeds: str, jobs: int | None,
+          name: str | None, runs_dir: str, resume: bool, force: bool, dask_scheduler: str | None,
+          quiet: bool) -> None:
+    """Sweep INSTANCES (files, folders, globs) x solver configurations x seeds; results to runs/NAME/.
+
+    Every task runs the portfolio runner (each plan verified by the exact evaluator); rows stream to
+    runs/NAME/results.jsonl as tasks finish. Render them with `portfolio report runs/NAME`.
+    """
+    from ..bench import BenchError, parse_seeds, run_sweep
+
+    if time_limit is None and not contest_timeouts:
+        time_limit = 60.0
+    names = [n.strip() for n in (backends or "").split(",") if n.strip()]
+    try:
+        result = run_sweep(list(instances), backends=names, portfolio=use_portfolio,
+                           time_limit=time_limit, contest_timeouts=contest_timeouts,
+                           seeds=parse_seeds(seeds), repeat=repeat, jobs=jobs, name=name,
+                           runs_dir=runs_dir, resume=resume, force=force,
+                           dask_scheduler=dask_scheduler, console=None if quiet else console,
+                           command=["portfolio", *sys.argv[1:]])
+    except BenchError as exc:
+        raise UserError(str(exc)) from None
+    if result.moved_old_to:
+        console.print(f"the previous run folder was kept as {result.moved_old_to}")
+    counts = ", ".join(f"{n} {s}" for s, n in sorted(result.statuses.items())) or "nothing new"
+    console.print(f"{result.finished} task(s) run ({counts}), {result.skipped} already done; "
+                  f"results in {result.folder / 'results.jsonl'}", highlight=False)
+    if result.interrupted:
+        console.print(f"[yellow]interrupted[/]: finished tasks are kept; continue with "
+                      f"`portfolio bench ... --name {result.folder.name} --resume`", highlight=False)
+        click.echo(str(result.folder))
+        sys.exit(130)
+    console.print(f"next: portfolio report {result.folder}", highlight=False)
+    click.echo(str(result.folder))
+
+
+@cli.command()
+@click.argument("runs", nargs=-1, required=True, type=click.Path())
+@click.option("--reference", type=click.Choice(["contest"]),
+              help="Add the 2025 contest's teams and XLA as rows (contest instances only).")
+@click.option("--plot", is_flag=True, help="Write convergence and points plots (PNG, SVG) to RUN/plots/.")
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv", "json"]), default="table",
+              show_default=True, help="table: rich on stderr; the others on stdout.")
+def report(runs: tuple[str, ...], reference: str | None, plot: bool, fmt: str) -> None:
+    """Leaderboard of bench RUNS (folders or results.jsonl files): costs, contest points, rank.
+
+    Points on each instance are min_cost / cost over the rows compared; the total decides the rank.
+    """
+    from ..report import ReportError, build, plot_runs, render_csv, render_markdown, render_table, to_json
+
+    try:
+        board = build(list(runs), reference)
+        written = plot_runs(list(runs), board) if plot else []
+    except ReportError as exc:
+        raise UserError(str(exc)) from None
+    if fmt == "table":
+        table = render_table(board)
+        out = console
+        if not console.is_terminal:  # a log or a file: the natural width, not 80 columns
+            from rich.measure import Measurement
+
+            wide = console.options.update(width=1000, max_width=1000)
+            natural = Measurement.get(console, wide, table).maximum
+            out = Console(stderr=True, width=max(console.width, natural))
+        out.print(table)
+    elif fmt == "markdown":
+        click.echo(render_markdown(board), nl=False)
+    elif fmt == "csv":
+        click.echo(render_csv(board), nl=False)
+    else:
+        _emit_json(to_json(board))
+    if written:
+        console.print(f"plots: {len(written)} files in {written[0].parent}", highlight=False)

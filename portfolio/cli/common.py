@@ -1,0 +1,55 @@
+"""What the commands share: the stderr console, loading a problem, JSON on stdout, output paths."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from importlib import resources
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from ..io import load_problem
+from ..problem import Problem
+from .app import UserError
+
+console = Console(stderr=True, width=None if sys.stderr.isatty() else 140)
+"""Rich output on stderr; when stderr is a file or pipe (logs, CI), tables get 140 columns, not 80."""
+
+
+def bundled_example() -> Path:
+    """Path of the small example instance shipped inside the package."""
+    return Path(str(resources.files("portfolio.data") / "example.json"))
+
+
+def _load(path: str | Path) -> tuple[Problem, float]:
+    t0 = time.perf_counter()
+    problem = load_problem(path)
+    return problem, time.perf_counter() - t0
+
+
+def _emit_json(doc: dict) -> None:
+    click.echo(json.dumps(doc, indent=2))
+
+
+def _refuse_overwrite(path: str | Path | None, force: bool) -> None:
+    """Check an output path before any work (a solve must not end in a traceback at the write).
+
+    Refuses to overwrite without ``--force`` and to write onto a folder; creates missing folders.
+    """
+    if not path:
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise UserError(f"{path}: is a folder; give a file name")
+    if p.exists() and not force:
+        raise UserError(f"{path}: already exists; pass --force to overwrite it")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"{path}: cannot create its folder: {exc.strerror or exc}") from None
+    if not os.access(p.parent, os.W_OK):
+        raise UserError(f"{path}: folder {p.parent} is not writable")

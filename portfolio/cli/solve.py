@@ -1,0 +1,267 @@
+"""``portfolio solve`` and ``iopddl``: one portfolio run under a deadline (clock, signals, loading,
+the answer line and table)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..clock import CLOCKS, EXEC_GAP, command_start
+from ..evaluate import SolutionError
+from ..exhaustive import MAX_PLANS
+from ..io import ProblemFormatError, SolutionFormatError, format_contest
+from ..problem import Problem
+from .app import EXIT_BAD_INPUT, EXIT_NO_SOLUTION, EXIT_OK, UserError, _Command, cli
+from .backends import _select_backends
+from .common import _refuse_overwrite, bundled_example, console
+
+CLOCK_HELP = ("What the time limit counts from: 'program', this program's start; 'process', the "
+              "creation of its process (earlier when a shell ran other commands and then exec'd it, "
+              "as in `bash -c \"cd x && iopddl f 60\"`).")
+NO_EXHAUSTIVE_HELP = (f"Do not settle an instance of at most {MAX_PLANS:,} plans by scoring every "
+                      f"plan; run the backends on it as on any other.")
+
+
+def _presolve_message(prob: Problem, info: dict | None, quiet: bool) -> None:
+    """Tell the user what presolve (run under the deadline in a child process) did."""
+    if not info:
+        return
+    if "error" in info:
+        console.print(f"[yellow]warning:[/] presolve not used, backends got the original problem: "
+                      f"{info['error']}", highlight=False, soft_wrap=True)
+    elif info.get("note"):
+        console.print(f"[yellow]presolve:[/] {info['note']}", highlight=False, soft_wrap=True)
+    elif not quiet and "nodes" in info:
+        console.print(f"presolve: {prob.num_nodes:,} nodes -> {info['nodes']:,} "
+                      f"({info['free_nodes']:,} free), {info['edges']:,} edges, {info['seconds']:.2f} s")
+
+
+class _Interrupted(Exception):
+    """SIGINT/SIGTERM before the portfolio run started (during it, the runner handles them)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _raise_interrupted(signum: int, frame: object) -> None:
+    raise _Interrupted(signum)
+
+
+def _on_signals(handler: Any) -> dict:
+    """Set ``handler`` (or a dict of handlers by signal) for SIGINT/SIGTERM; returns the old ones."""
+    old = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            old[sig] = signal.signal(sig, handler[sig] if isinstance(handler, dict) else handler)
+        except (ValueError, OSError, KeyError):  # not the main thread (an in-process caller)
+            pass
+    return old
+
+
+CAREFUL_LOAD_MAX_BYTES = 200 * 2**20
+"""Up to this size a cold-cache solve parses with ``json`` instead of compiling the fast scanner."""
+
+
+def _scanner_cache_warm() -> bool:
+    """Whether the fast loader's numba cache holds compiled code newer than its source (compiling
+    it costs about 6 s of a solve's budget). Unknown counts as warm."""
+    try:
+        import numba
+
+        from .. import jsonscan
+
+        source = os.path.getmtime(jsonscan.__file__)
+        paths = [o._cache._cache_file._index_path for o in vars(jsonscan).values()
+                 if isinstance(o, numba.core.dispatcher.Dispatcher)]
+        return not paths or all(os.path.exists(p) and os.path.getmtime(p) >= source for p in paths)
+    except Exception:  # noqa: BLE001 -- numba internals moved: behave as before
+        return True
+
+
+SMALL_FILE_BYTES = 2**20
+"""Up to this size ``json`` parses faster than numba (the fast scanner) imports, warm or cold."""
+
+
+def _load_for_solve(path: str | Path) -> tuple[Problem, float]:
+    """Load under the deadline: the careful ``json`` path (no numba) for small files, and on a cold
+    cache for files up to CAREFUL_LOAD_MAX_BYTES; otherwise the usual fast path."""
+    t0 = time.perf_counter()
+    from .. import io as pio
+
+    data = pio.read_bytes(path)
+    fast = len(data) > SMALL_FILE_BYTES and (len(data) > CAREFUL_LOAD_MAX_BYTES
+                                             or _scanner_cache_warm())
+    return pio.parse_problem(data, path, fast=fast), time.perf_counter() - t0
+
+
+def run_solve(problem_path: str | Path, time_limit: float, backends: str | None = None,
+              workers: int | None = None, seed: int = 0, output: str | None = None,
+              as_json: bool = False, quiet: bool = False, force: bool = False,
+              use_presolve: bool = True, early_stop: bool = True, policy: str | None = None,
+              memory_limit: object = "default", honour_demand: bool = True,
+              clock: str = "program", exhaustive: bool = True) -> int:
+    """Run the portfolio on a problem file and report; returns the exit code.
+
+    ``clock`` says what the budget counts from (:mod:`portfolio.clock`): ``program``, this program's
+    start, or ``process``, its process's creation (a shell that exec'd it included).
+
+    SIGINT/SIGTERM end the run at once: the best verified plan is printed as usual and the exit code
+    is 128 + the signal's number (130, 143).
+    """
+    late: list[int] = []
+    previous = _on_signals(_raise_interrupted)
+    try:
+        return _run_solve(problem_path, time_limit, backends, workers, seed, output, as_json, quiet,
+                          force, use_presolve, early_stop, policy, memory_limit, late, honour_demand,
+                          clock, exhaustive)
+    except _Interrupted as stop:
+        _on_signals(lambda signum, frame: None)
+        console.print(f"[yellow]interrupted[/] ({stop}) before any plan was found", highlight=False)
+        click.echo("[]")
+        return 128 + stop.signum
+    finally:
+        _on_signals(previous)
+
+
+def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None,
+               workers: int | None, seed: int, output: str | None, as_json: bool, quiet: bool,
+               force: bool, use_presolve: bool, early_stop: bool, policy: str | None,
+               memory_limit: object, late: list[int], honour_demand: bool = True,
+               clock: str = "program", exhaustive: bool = True) -> int:
+    from ..progress import LiveProgress, final_table
+    from ..runner import run_portfolio
+
+    start, before = command_start(clock)
+    if before >= EXEC_GAP and not quiet:
+        console.print(f"clock: the process existed {before:.1f} s before this program started (a "
+                      f"shell exec'd it); the {time_limit:g} s budget counts from the "
+                      + ("process's creation (--clock process)" if clock == "process"
+                         else "program's start"), highlight=False, soft_wrap=True)
+    _refuse_overwrite(output, force)
+    chosen = _select_backends(backends, time_limit)
+    prob, load_s = _load_for_solve(problem_path)
+    kwargs = dict(start=start, workers=workers, seed=seed, presolve=use_presolve,
+                  early_stop=early_stop, memory_limit=memory_limit, fallback=True,
+                  honour_demand=honour_demand, exhaustive=exhaustive)
+    if policy:
+        kwargs["policy"] = policy
+    if quiet:
+        result = run_portfolio(prob, chosen, time_limit, **kwargs)
+    else:
+        with LiveProgress(console) as progress:
+            result = run_portfolio(prob, chosen, time_limit, on_update=progress, **kwargs)
+    _on_signals(lambda signum, frame: late.append(signum))  # the answer is printed whatever comes
+    doc = result.to_dict()
+    doc.update(problem_path=str(problem_path), load_seconds=round(load_s, 3), seed=seed,
+               presolve=result.presolve)
+    _presolve_message(prob, result.presolve, quiet)
+    answer = format_contest(result.solution)
+    write_error = None
+    if output:
+        try:
+            Path(output).write_text(json.dumps(doc, indent=2) + "\n")
+        except OSError as exc:  # the plan is printed below all the same
+            write_error = f"{output}: could not write the result: {exc.strerror or exc}"
+    if not quiet:
+        console.print(final_table(result))
+        if result.solution is not None:
+            console.print(f"best: [bold]{result.cost:,}[/] by {result.winner} "
+                          f"in {result.elapsed:.2f} s of {time_limit:g} s"
+                          + (f"; {result.proof}" if result.proof else "")
+                          + (f"; stopped early: {result.stopped_early}" if result.stopped_early else ""),
+                          highlight=False)
+            if result.bound_text():
+                console.print(result.bound_text(), highlight=False)
+        elif result.infeasible_proven_by:
+            console.print(f"[magenta]infeasible[/] (claimed by {result.infeasible_proven_by})",
+                          highlight=False)
+        else:
+            console.print("[yellow]no feasible plan found[/]")
+    click.echo(json.dumps(doc, indent=2) if as_json else answer)
+    if write_error:
+        click.echo(f"error: {write_error} (the plan is on stdout)", err=True)
+        return EXIT_BAD_INPUT
+    if result.interrupted or late:
+        return 128 + (signal.Signals[result.interrupted] if result.interrupted else late[0])
+    return EXIT_OK if result.solution is not None else EXIT_NO_SOLUTION
+
+
+@cli.command()
+@click.argument("problem", required=False, type=click.Path())
+@click.option("--time-limit", "-t", type=click.FloatRange(min=0, min_open=True), default=60.0,
+              show_default=True, help="Wall-clock seconds for the whole command, loading included, "
+              "counted from this program's start (see --clock).")
+@click.option("--backends", "-b", help="Comma-separated backend names (default: all available).")
+@click.option("--workers", "-w", type=click.IntRange(min=1), help="Cores the backends share "
+              "(default: all this process may use); every backend starts whatever the number.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed for randomised backends.")
+@click.option("--output", "-o", type=click.Path(), help="Write the result JSON here.")
+@click.option("--force", is_flag=True, help="Overwrite --output if it exists.")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole result as JSON on stdout.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress or tables on stderr.")
+@click.option("--no-presolve", is_flag=True, help="Give every backend the original problem.")
+@click.option("--no-early-stop", is_flag=True, help="Run to the deadline even when the answer is "
+              "proven or an exact backend claims it optimal.")
+@click.option("--schedule", "policy", type=click.Choice(["share", "pin", "slices"]),
+              help="How backends share the cores when there are more than cores (default: share).")
+@click.option("--ignore-demand", is_flag=True, help="Give backends that declare a low CPU demand "
+              "(exact backends in LNS mode) a normal share anyway (for comparisons).")
+@click.option("--memory-limit", metavar="SIZE", help="Memory cap per backend (everything it starts "
+              "included), e.g. 4G or 512M; 'none' for no cap. Default: 3/4 of the RAM divided by "
+              "the number of backends, at least 1G. A backend over it is ended; the others go on.")
+@click.option("--clock", type=click.Choice(CLOCKS), default="program", show_default=True,
+              help=CLOCK_HELP)
+@click.option("--no-exhaustive", is_flag=True, help=NO_EXHAUSTIVE_HELP)
+def solve(problem: str | None, time_limit: float, backends: str | None, workers: int | None,
+          seed: int, output: str | None, force: bool, as_json: bool, quiet: bool,
+          no_presolve: bool, no_early_stop: bool, policy: str | None, ignore_demand: bool,
+          memory_limit: str | None, clock: str, no_exhaustive: bool) -> None:
+    """Find the cheapest feasible plan for PROBLEM (default: the bundled example).
+
+    Backends run in parallel until one shared deadline; every plan is re-verified by the exact
+    evaluator. The last stdout line is the plan `[s0, s1, ...]`, or `[]` when none was found.
+    A tiny instance (the bundled example: 432 plans) is settled at once by scoring every plan,
+    before any backend starts (see --no-exhaustive).
+
+    The time limit counts from this program's start, loading included, also when a shell exec'd
+    it after other commands (`bash -c "cd x && portfolio solve"`); `--clock process` counts from the
+    creation of the process instead, as `iopddl` does.
+    """
+    from ..runner.contain import parse_size
+
+    try:
+        cap: object = "default" if memory_limit is None else parse_size(memory_limit)
+    except ValueError as exc:
+        raise UserError(f"--memory-limit: {exc}") from None
+    sys.exit(run_solve(problem or bundled_example(), time_limit, backends, workers, seed, output,
+                       as_json, quiet, force, use_presolve=not no_presolve,
+                       early_stop=not no_early_stop, policy=policy, memory_limit=cap,
+                       honour_demand=not ignore_demand, clock=clock, exhaustive=not no_exhaustive))
+
+
+@click.command(cls=_Command, context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("problem", type=click.Path())
+@click.argument("timeout", type=click.FloatRange(min=0, min_open=True))
+@click.option("--clock", type=click.Choice(CLOCKS), default="process", show_default=True,
+              help=CLOCK_HELP)
+@click.option("--no-exhaustive", is_flag=True, help=NO_EXHAUSTIVE_HELP)
+def _iopddl(problem: str, timeout: float, clock: str, no_exhaustive: bool) -> None:
+    """Contest drop-in: solve PROBLEM within TIMEOUT seconds; the last stdout line is the plan.
+
+    TIMEOUT counts from the creation of this process, as a harness that times the whole command
+    sees it: when a shell runs other commands and then execs `iopddl`, their time counts too
+    (`--clock program` counts from this program's start instead, as `portfolio solve` does).
+    """
+    try:
+        code = run_solve(problem, timeout, quiet=True, clock=clock, exhaustive=not no_exhaustive)
+    except (ProblemFormatError, SolutionFormatError, SolutionError) as exc:
+        raise UserError(str(exc)) from None
+    sys.exit(code)
