@@ -8,42 +8,29 @@ import click
 
 from .app import cli
 from .backends import _select_backends
-from .common import _load, bundled_example, console
+from .common import console
 
 
 @cli.command()
 @click.option("--backends", "-b", help="Comma-separated backend names (default: all available).")
-def warmup(backends: str | None) -> None:
+@click.option("--serial", is_flag=True, help="One step after another in this process (for comparisons, "
+              "or to keep to one core); by default every step runs in a process of its own, at once.")
+def warmup(backends: str | None, serial: bool) -> None:
     """Compile and cache every JIT kernel (loader, presolve, backends) before timed runs.
 
-    The first run after an install otherwise spends its budget compiling (about a minute on a
-    2-core machine); `portfolio solve` still answers on time then, but only with the plans that need
-    no compilation. Safe to run again: a warm cache loads in about a second.
+    The first run after an install otherwise spends its budget compiling (about a minute of CPU on
+    a 2-core machine); `portfolio solve` still answers on time then, but only with the plans that
+    need no compilation. The steps run side by side, the kernels they share compiled once. Safe to
+    run again: a warm cache loads in about a second.
     """
-    from ..presolve import warm_up
-    from ..runner.worker import prepare_key
+    from ..runner.warmup import warm_up_all, warm_up_serial
 
-    steps: list[tuple[str, float]] = []
-    t0 = time.perf_counter()
-    _load(bundled_example())  # the fast loader's scanner
-    steps.append(("loader", time.perf_counter() - t0))
-    t0 = time.perf_counter()
-    warm_up()
-    steps.append(("presolve", time.perf_counter() - t0))
-    done: set[str] = set()
-    for backend in _select_backends(backends):
-        key = prepare_key(backend)
-        if key is None or key in done or not backend.available()[0]:
-            continue
-        done.add(key)
-        t0 = time.perf_counter()
-        try:
-            backend.prepare()
-        except Exception as exc:  # noqa: BLE001 -- say which backend, keep going
-            console.print(f"[yellow]warning:[/] {backend.name}: prepare failed: "
-                          f"{type(exc).__name__}: {exc}", highlight=False)
-            continue
-        steps.append((backend.name, time.perf_counter() - t0))
-    total = sum(s for _, s in steps)
-    console.print("warmup: " + ", ".join(f"{name} {s:.2f} s" for name, s in steps) +
-                  f"; total {total:.2f} s", highlight=False)
+    t0 = time.monotonic()
+    chosen = _select_backends(backends)
+    steps = (warm_up_serial if serial else warm_up_all)(chosen)
+    for step in steps:
+        if step.error:
+            console.print(f"[yellow]warning:[/] {step.name}: {step.error}", highlight=False)
+    done = ", ".join(f"{s.name} {s.seconds:.2f} s" for s in steps if not s.error)
+    console.print(f"warmup ({'one after another' if serial else 'side by side'}; each step's end "
+                  f"since the start): {done}; total {time.monotonic() - t0:.2f} s", highlight=False)

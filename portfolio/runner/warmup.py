@@ -57,6 +57,21 @@ def warm_steps(backends: Sequence[BackendLike]) -> list[tuple[str, Callable[[], 
     return steps
 
 
+def warm_up_serial(backends: Sequence[BackendLike]) -> list[WarmStep]:
+    """The steps of :func:`warm_steps` one after another in this process (``warmup --serial``: the
+    way to compare, or to keep to one core); a step that fails is named and the others go on."""
+    start = time.monotonic()
+    steps = []
+    for name, call in warm_steps(backends):
+        error = None
+        try:
+            call()
+        except Exception as exc:  # noqa: BLE001 -- say which step, keep going
+            error = f"{type(exc).__name__}: {exc}"[:500]
+        steps.append(WarmStep(name, time.monotonic() - start, error))
+    return steps
+
+
 def _child(call: Callable[[], object], conn: "mp.connection.Connection") -> None:
     try:
         call()
