@@ -1,6 +1,6 @@
 """Certified lower bounds on the shared contest instances (issue 13).
 
-Two measurements, both printing markdown tables for ``docs/benchmarks.md``:
+Two measurements, both printing markdown tables for ``docs/benchmarks/bounds.md``:
 
 ``alone``      the ``bound`` backend in-process on the presolved instance (as the runner hands it
                over), for the contest time limit minus the presolve time (times ``--scale``).

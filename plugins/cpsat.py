@@ -8,13 +8,15 @@ The model (one per Problem, a full presolved instance or an LNS window; see
   one Boolean per allowed entry with ``sum_q e[p, q] = x[u, p]`` and ``sum_p e[p, q] = x[v, q]``
   (for hyperedges, one such row per position and strategy). Its LP relaxation is the local polytope,
   far stronger than ``e >= x + y - 1`` (measured: G proved optimal in seconds against 1.5e6 after
-  120 s with the weak form; see docs/benchmarks.md). A factor whose residual is zero everywhere but
-  that forbids some pairs needs no entry variables: its forbidden pairs become clauses;
+  120 s with the weak form; see docs/benchmarks/cpsat.md). A factor whose residual is zero
+  everywhere but that forbids some pairs needs no entry variables: its forbidden pairs become
+  clauses;
 * memory, above every interval's least usage, at the points where it can bind: explicit rows
   (``rows``), the rows of binding points only, added whenever a solution violates another point
   (``lazy``, see :class:`LazyRows`), a running sum with one usage variable per interval
   (``sweep``, O(intervals + points) terms) or ``AddCumulative`` (``cumulative``); ``auto`` takes
-  rows while they are small and lazy rows above that (measured: docs/benchmarks.md).
+  rows while they are small and lazy rows above that (measured: docs/benchmarks/cpsat.md,
+  "Memory encodings on A").
 
 Objective integrality: CP-SAT works in int64. Before building, the exact (Python int) range of the
 objective is checked against 2**62 (:meth:`ExactModel.objective_range`); above it the engine says
@@ -50,7 +52,7 @@ BUDGET = ModelSize(variables=250_000, constraints=250_000, terms=2_500_000)
 """Largest model built; above it the driver switches to LNS windows. Measured: a generated
 5,000-node instance (454k variables, 102k constraints) took 43 s to build and 265 MB on the loaded
 2-core machine, A/B/G (39-50k variables) 2-6 s; this budget keeps a build near 25 s in the worst
-case there (docs/benchmarks.md)."""
+case there (docs/benchmarks/cpsat.md, "Model sizes")."""
 
 
 def estimate_size(problem: Problem) -> ModelSize:
@@ -78,15 +80,16 @@ SUBSOLVERS = ["lb_tree_search", "max_lp", "core", "default_lp", "quick_restart",
               "pseudo_costs", "reduced_costs"]
 """Full-problem workers in the order they are given to the threads the runner allots.
 
-Measured on presolved B and G with a local-search hint (docs/benchmarks.md): the strongest LP
-(linearization level 2, which carries the marginal linking's local polytope) is what proves
-optimality, and the LP-bound tree search proves it fastest: B in 12.8 s with lb_tree_search +
-max_lp against 22.9 s with max_lp + core on two threads; on one thread 27.0 s (B) and 18.3 s (G)
-against 35.9 s and 21.3 s for max_lp alone. The defaults (level 1) never proved B in 60 s."""
+Measured on presolved B and G with a local-search hint (docs/benchmarks/cpsat.md, "CP-SAT
+parameters"): the strongest LP (linearization level 2, which carries the marginal linking's local
+polytope) is what proves optimality, and the LP-bound tree search proves it fastest: B in 12.8 s
+with lb_tree_search + max_lp against 22.9 s with max_lp + core on two threads; on one thread 27.0 s
+(B) and 18.3 s (G) against 35.9 s and 21.3 s for max_lp alone. The defaults (level 1) never proved
+B in 60 s."""
 
 
 def default_parameters(threads: int) -> dict:
-    """CP-SAT parameters for ``threads`` workers (measured choices; see docs/benchmarks.md)."""
+    """CP-SAT parameters for ``threads`` workers (measured choices; see docs/benchmarks/cpsat.md)."""
     if threads <= 1:
         return {"linearization_level": 2, "optimize_with_lb_tree_search": True}
     return {"subsolvers": SUBSOLVERS[:threads]}

@@ -14,7 +14,7 @@ partial CNF, every weight an exact Python int, MaxSAT cost + ``constant`` == pla
   clauses (their least entry moved into the constant);
 * min-sum diffusion on the folded two-node tables (exact integer reparametrisation; kept only
   when it raises the folded constant): on B it lifts the constant from 43,647 to 532,833 of the
-  optimum 532,843, which is what lets RC2 prove B and G (docs/benchmarks.md);
+  optimum 532,843, which is what lets RC2 prove B and G (docs/benchmarks/maxsat.md);
 * memory: per time point, each node's usage there (summed over its live intervals) above its least
   allowed usage; identical point rows are merged (keeping the least slack), rows whose worst case
   fits are dropped, and each remaining row is one hard pseudo-Boolean constraint encoded as a

@@ -44,9 +44,9 @@ own neighbourhood search inside, and an outer LNS on a model this small adds not
 
 POLISH_SHARE, POLISH_MAX = 0.15, 10.0
 """The first ``min(POLISH_SHARE x time left, POLISH_MAX)`` seconds go to the shared local-search
-kernels, to hand the exact engine a strong complete hint. Measured on A (docs/benchmarks.md): from
-the least-memory plan CP-SAT reached 2.1e10 (bound 5.2e9) in 60 s; hinted with a 20 s local-search
-plan it proved the optimum in 48 s."""
+kernels, to hand the exact engine a strong complete hint. Measured on A (docs/benchmarks/cpsat.md,
+"Memory encodings on A"): from the least-memory plan CP-SAT reached 2.1e10 (bound 5.2e9) in 60 s;
+hinted with a 20 s local-search plan it proved the optimum in 48 s."""
 
 
 POLISH_MIN_FREE = 50

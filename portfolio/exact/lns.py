@@ -40,7 +40,8 @@ KINDS = ("region", "time", "edges")
 
 @dataclass
 class LnsParams:
-    """Knobs of the loop (defaults measured on the shared instances; see docs/benchmarks.md)."""
+    """Knobs of the loop (defaults measured on the shared instances; see docs/benchmarks/cpsat.md,
+    "LNS after local search")."""
 
     initial_size: int = 50          # nodes in the first window
     min_size: int = 10

@@ -2,7 +2,7 @@
 
 Every chosen, available backend starts at once: none waits in a queue behind an anytime backend
 that never frees its core. Three rules share the cores when there are more workers than cores
-(measured in ``benchmarks/runner_schedule.py``, figures in ``docs/benchmarks.md``):
+(measured in ``benchmarks/runner_schedule.py``, figures in ``docs/benchmarks/runner.md``):
 
 - ``share``: plain oversubscription; the kernel's fair scheduler gives each runnable worker an
   equal share of the cores. Nothing to manage, and a worker that finishes frees its share at once.
@@ -18,10 +18,10 @@ its process group goes to nice 19 (CFS weight 15 against 1024 at nice 0, so it r
 one else wants), under ``slices`` it gets a slice only when fewer normal workers than cores are
 left, and it does not count as holding a core when idle cores are filled with extra seeds. Why:
 measured at 60 s on the shared instances whose exact model does not fit, the LNS windows improved
-nothing while taking cores from the local search (``docs/benchmarks.md``). The runner applies the
-same to a bound-only backend (exact, not anytime: ``bound``) whose in-run bound still leaves a gap
-above ``HOPELESS_GAP`` after solving for ``BOUNDER_CHECK`` of the budget: it cannot end the run soon,
-and its core is worth more to the plan makers (an extra local-search seed takes it).
+nothing while taking cores from the local search (``docs/benchmarks/runner.md``). The runner
+applies the same to a bound-only backend (exact, not anytime: ``bound``) whose in-run bound still
+leaves a gap above ``HOPELESS_GAP`` after solving for ``BOUNDER_CHECK`` of the budget: it cannot end
+the run soon, and its core is worth more to the plan makers (an extra local-search seed takes it).
 
 Cores beyond the number of backends go to backends declaring ``threads`` (told through
 ``PORTFOLIO_CORES``), and whenever a core falls idle while budget is left the runner starts another
