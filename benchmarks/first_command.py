@@ -23,7 +23,9 @@ import shutil
 import subprocess
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 PHASES = [("venv", "python3 -m venv .venv"),
           ("install", ".venv/bin/pip install -q ."),
@@ -40,12 +42,20 @@ def copy_checkout(source: Path, target: Path) -> None:
             shutil.copy2(source / name, target / name)
 
 
-def one_run(source: Path) -> dict:
+@contextmanager
+def fresh_copy(source: Path) -> Iterator[tuple[Path, dict]]:
+    """A new folder holding the checkout's tracked files, and an environment without this one's
+    venv, plugins or numba cache."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("VIRTUAL_ENV", "PYTHONPATH", "NUMBA_CACHE_DIR", "PORTFOLIO_PLUGINS")}
     with tempfile.TemporaryDirectory(prefix="first-command-") as tmp:
         work = Path(tmp) / "repo"
         copy_checkout(source, work)
+        yield work, env
+
+
+def one_run(source: Path) -> dict:
+    with fresh_copy(source) as (work, env):
         row: dict = {"checkout": str(source)}
         for name, command in PHASES:
             t0 = time.monotonic()
@@ -68,11 +78,7 @@ CHAIN = " && ".join(command for _, command in PHASES)
 
 def chain_run(source: Path) -> str:
     """One run of the whole chain; a markdown row: chain wall, solve wall since its exec, reported."""
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("VIRTUAL_ENV", "PYTHONPATH", "NUMBA_CACHE_DIR", "PORTFOLIO_PLUGINS")}
-    with tempfile.TemporaryDirectory(prefix="first-command-") as tmp:
-        work = Path(tmp) / "repo"
-        copy_checkout(source, work)
+    with fresh_copy(source) as (work, env):
         t0 = time.monotonic()
         proc = subprocess.Popen(["bash", "-c", CHAIN], cwd=work, env=env, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
