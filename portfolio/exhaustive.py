@@ -25,6 +25,9 @@ MAX_PLANS = 1 << 15
 MAX_CELLS = 1 << 23
 """Largest plans x (nodes + edges + intervals + time points) array built (64 MiB of int64)."""
 
+MAX_PRODUCTS = 1 << 27
+"""Largest plans x intervals x time points product in the memory check (about 0.1 s here)."""
+
 _SAFE = 10**18
 """Totals stay below FORBIDDEN: a forbidden-free plan then always costs less than any other."""
 
@@ -76,7 +79,8 @@ def enumerate_optimum(problem: Problem, max_plans: int = MAX_PLANS) -> Optional[
     plans = plan_count(problem)
     n, e = problem.num_nodes, problem.num_edges
     points = len(problem.time_points)
-    if plans > max_plans or plans * (n + e + problem.num_intervals + points + 1) > MAX_CELLS:
+    if (plans > max_plans or plans * (n + e + problem.num_intervals + points + 1) > MAX_CELLS
+            or plans * problem.num_intervals * points > MAX_PRODUCTS):
         return None
     if not _fits_int64(problem):
         return None

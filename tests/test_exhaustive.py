@@ -49,6 +49,18 @@ def test_contest_magnitudes_stay_exact(problem, scale):
     _check(scaled_costs(problem, scale))
 
 
+def test_a_long_memory_check_is_refused():
+    """2**12 plans, but 1,200 intervals at 1,200 time points: the check would take seconds."""
+    from portfolio.exhaustive import MAX_PRODUCTS
+
+    n, extra = 12, 1188
+    costs = [[1, 2]] * n + [[0]] * extra
+    intervals = [(t, t + 1) for t in range(n + extra)]
+    p = make_problem(costs, intervals, [[1, 1]] * n + [[1]] * extra, [], [])
+    assert 2**n * (n + extra) * (n + extra) > MAX_PRODUCTS
+    assert enumerate_optimum(p) is None
+
+
 def test_sums_that_could_reach_the_forbidden_value_are_refused():
     # each node's cheapest finite cost 4e17: three of them would pass 10**18
     p = make_problem([[4 * 10**17, F]] * 3, [(0, 1)] * 3, [[1, 1]] * 3, [], [])
