@@ -50,14 +50,15 @@ def test_contest_magnitudes_stay_exact(problem, scale):
 
 
 def test_a_long_memory_check_is_refused():
-    """2**12 plans, but 1,200 intervals at 1,200 time points: the check would take seconds."""
-    from portfolio.exhaustive import MAX_PRODUCTS
+    """2**12 plans, but 200 intervals at 200 time points: small arrays, a slow memory check."""
+    from portfolio.exhaustive import MAX_CELLS, MAX_PRODUCTS
 
-    n, extra = 12, 1188
+    n, extra = 12, 188
     costs = [[1, 2]] * n + [[0]] * extra
     intervals = [(t, t + 1) for t in range(n + extra)]
     p = make_problem(costs, intervals, [[1, 1]] * n + [[1]] * extra, [], [])
     assert 2**n * (n + extra) * (n + extra) > MAX_PRODUCTS
+    assert 2**n * 3 * (n + extra) + 2**n <= MAX_CELLS  # refused for the product alone
     assert enumerate_optimum(p) is None
 
 
