@@ -68,7 +68,7 @@ def backends_cmd(as_json: bool, verbose: bool) -> None:
             ("loaded from",) if verbose else ()):
         table.add_column(col, overflow="fold")
     for row in rows:
-        # plugin text is shown as written: "pip install '.[cpsat]'" is not rich markup
+        # plugin text is shown as written: a hint like "pip install 'pkg[extra]'" is not rich markup
         avail = "[green]yes[/]" if row["available"] else f"[red]no[/]: {escape(row['reason'])}"
         table.add_row(escape(row["name"]), escape(f"{row['package']} {row['version']}".strip()),
                       avail, ", ".join(row["capabilities"]) or "-", escape(row["description"]),
