@@ -1,0 +1,266 @@
+"""The ``toulbar2`` backend: the 2025 contest winner's penalty method (techniques.md section 1).
+
+Memory is not a constraint here: each node's unary cost is charged ``w_i`` per unit of usage above
+its least usage, and toulbar2 (limited discrepancy search) minimises the whole penalised network
+(:mod:`plugins.toulbar2_network`: network, integer scaling, weight rule). Each plan it returns is
+evaluated exactly; a feasible one is polished with the project's local-search kernels (when
+compiled) and reported when it beats this backend's best. The weights are bracketed per node
+between values that did and did not overload memory inside the node's interval, ``K`` vectors a
+round, each solved in its own forked child that is killed at its limit (toulbar2 keeps global
+state, and its own timer overruns on big networks). The portfolio's best plan gives toulbar2 its
+initial upper bound (its penalised cost, plus one).
+
+Not in the default portfolio (``default = False``): ``-b toulbar2`` selects it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import multiprocessing
+import time
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status, time_left
+from portfolio.evaluate import evaluate
+from portfolio.hookspecs import hookimpl
+from portfolio.problem import Problem
+
+REQUIREMENT = "pytoulbar2>=1.4"
+"""The pip requirement that brings toulbar2 (also in pyproject.toml and the registry's hints)."""
+
+VECTORS = 3
+"""Weight vectors a round (K), solved one after another: 2 cores, one of them for the others."""
+
+FIRST_LIMIT, LIMIT_STEP, LIMIT_MAX = 4.0, 1.0, 20.0
+"""Seconds per toulbar2 solve: the first round's, the growth per round, the cap (the original
+starts at 12 s with 7 vectors on 8 cores; fewer vectors here, so shorter solves)."""
+
+KILL_GRACE = 1.0
+"""A child still running this long after its limit is killed (toulbar2 is told the limit less
+this, rounded down, so it normally returns by itself with its best assignment)."""
+
+LDS = 4
+"""toulbar2's limited discrepancy search (budgets 0, 1, 2, 4, then plain DFBB), as the original."""
+
+POLISH_MIN_FREE = 50
+"""Below this many free nodes the kernels' polish is skipped (toulbar2 solves such networks)."""
+
+
+# ------------------------------------------------------------------------------------------ child
+def tb2_solve(net: Any, seed: int, seconds: float, ub: Optional[int]) -> dict:
+    """Post ``net`` to toulbar2 and solve it (run in a forked child: toulbar2 keeps global state).
+    Returns ``{"plan": list or None, "dual": float or None, "build_s", "solve_s"}``."""
+    import pytoulbar2
+
+    t0 = time.monotonic()
+    cfn = pytoulbar2.CFN(ubinit=ub, vac=0, seed=int(seed) % (2**31 - 1) + 1, verbose=-1)
+    cfn.Option.lds = LDS
+    for i, k in enumerate(net.counts.tolist()):
+        cfn.AddVariable(f"x{i}", list(range(k)))
+    for i, row in enumerate(net.unary):
+        if row is not None:
+            cfn.AddFunction([i], row.tolist())
+    for scope, table in zip(net.scopes, net.tables):
+        cfn.AddFunction(list(scope), table.tolist())
+    t1 = time.monotonic()
+    try:
+        result = cfn.Solve(timeLimit=max(1, int(seconds)))
+    except Exception:  # noqa: BLE001 -- a contradiction: nothing below the upper bound
+        result = None
+    dual = None
+    try:
+        dual = float(cfn.GetDDualBound())
+    except Exception:  # noqa: BLE001
+        pass
+    return {"plan": None if result is None else [int(v) for v in result[0]], "dual": dual,
+            "build_s": t1 - t0, "solve_s": time.monotonic() - t1}
+
+
+def _child_main(conn: Any, target: Callable, args: tuple) -> None:
+    try:
+        conn.send(("ok", target(*args)))
+    except BaseException as exc:  # noqa: BLE001 -- the parent reads every outcome
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+    finally:
+        conn.close()
+
+
+def run_in_child(target: Callable, args: tuple, limit: float) -> tuple[str, Any]:
+    """``target(*args)`` in a forked child, killed ``limit`` seconds after its start if it has not
+    answered: ``("ok", value)``, ``("error", why)`` or ``("killed", None)``."""
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child_main, args=(send, target, args), daemon=True)
+    proc.start()
+    send.close()
+    try:
+        if recv.poll(max(0.0, limit)):
+            try:
+                return recv.recv()
+            except EOFError:
+                return "error", "child ended without an answer"
+        return "killed", None
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join(5)
+        recv.close()
+
+
+# ------------------------------------------------------------------------------------------ backend
+class _Best:
+    """This backend's best verified plan; reports its own improvements."""
+
+    def __init__(self, problem: Problem, report: Reporter) -> None:
+        self.problem, self.report = problem, report
+        self.plan: Optional[np.ndarray] = None
+        self.cost: Optional[int] = None
+
+    def offer(self, plan: Optional[np.ndarray], note: str, own: bool) -> bool:
+        if plan is None:
+            return False
+        plan = np.asarray(plan, dtype=np.int64)
+        try:
+            ev = evaluate(self.problem, plan)
+        except Exception:  # noqa: BLE001 -- a plan of the wrong shape is simply not taken
+            return False
+        if not ev.feasible or (self.cost is not None and ev.cost >= self.cost):
+            return False
+        self.plan, self.cost = plan.copy(), ev.cost
+        if own:
+            self.report(self.plan, note)
+        return True
+
+
+class _Polisher:
+    """The kernels' exact descent (memory kept feasible), when the kernels are compiled."""
+
+    def __init__(self, problem: Problem, seed: int, notes: list) -> None:
+        self.prep, self.seed = None, seed
+        if int((problem.strategy_counts > 1).sum()) <= POLISH_MIN_FREE:
+            return
+        from portfolio.presolve.jitlock import compiled  # numba: in the worker
+
+        if not compiled("search"):
+            notes.append("polish skipped: kernels not compiled yet (`portfolio warmup`)")
+            return
+        from portfolio.kernels.engine import prepare
+
+        self.prep = prepare(problem)
+
+    def __call__(self, plan: np.ndarray) -> Optional[np.ndarray]:
+        if self.prep is None:
+            return None
+        from portfolio.kernels.engine import polish
+
+        r = self.prep.contract(plan)
+        return None if r is None else self.prep.expand(polish(self.prep, r, self.seed))
+
+
+class Toulbar2Backend(Backend):
+    name = "toulbar2"
+    description = "Penalised cost-function network solved by toulbar2, per-node weight bracketing"
+    capabilities = Capabilities(anytime=True, warm_start=True, reduced=True, randomized=True)
+    default = False   # not in the default portfolio until measured (issue 21)
+    vectors = VECTORS
+    child: Callable = staticmethod(tb2_solve)
+
+    def available(self) -> tuple[bool, str]:
+        try:
+            found = importlib.util.find_spec("pytoulbar2") is not None
+            why = "ModuleNotFoundError"
+        except Exception as exc:  # noqa: BLE001 -- any import failure means "not here"
+            found, why = False, type(exc).__name__
+        if not found:
+            return False, (f"pytoulbar2 is not installed ({why}); it comes with iopddl-portfolio; "
+                           f"install it with: pip install '{REQUIREMENT}'")
+        return True, ""
+
+    def solve(self, problem: Problem, deadline: float, seed: int,
+              warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
+        from portfolio.runner.fallback import safe_plan
+
+        from .toulbar2_network import (ScalingError, broken_nodes, build_network, build_tables,
+                                       first_weights, global_scale, next_weights, update_bracket)
+
+        t0 = time.monotonic()
+        stop = t0 + time_left(deadline) - 0.3
+        best = _Best(problem, report)
+        best.offer(warm_start, "warm start", own=False)
+        if problem.num_nodes == 0:
+            plan = np.zeros(0, dtype=np.int64)
+            if best.offer(plan, "empty instance", own=True) or best.plan is not None:
+                return SolveResult(Status.FEASIBLE, best.plan, note="no nodes")
+            return SolveResult(Status.NO_SOLUTION, note="the fixed usage alone exceeds the capacity")
+        best.offer(safe_plan(problem, 1.0), "least-memory plan", own=True)
+        notes: list[str] = []
+        tables = build_tables(problem)
+        polisher = _Polisher(problem, seed, notes)
+        rng = np.random.default_rng(seed)
+        n, k = problem.num_nodes, max(1, int(self.vectors))
+        lb, ub = np.zeros(n), np.full(n, np.inf)
+        weights = first_weights(global_scale(tables), n, k, rng, tables.breakable)
+        stats = {"rounds": 0, "solves": 0, "killed": 0, "plans": 0, "feasible": 0, "improved": 0}
+        limit = FIRST_LIMIT
+        while time.monotonic() < stop - 1.0:
+            try:
+                other = report.best()
+            except Exception:  # noqa: BLE001 -- sharing is best effort
+                other = None
+            best.offer(other, "portfolio best", own=False)
+            solved_w, solved_b = [], []
+            for w in weights:
+                left = stop - time.monotonic()
+                if left < 1.0:
+                    break
+                try:
+                    net = build_network(tables, w)
+                except ScalingError as exc:
+                    if stats["solves"] == 0:
+                        return SolveResult(Status.UNSUPPORTED, note=f"toulbar2 network: {exc}")
+                    notes.append(f"vector skipped: {exc}")
+                    continue
+                ub_cost = None if best.plan is None else net.cost_of(best.plan)
+                seconds = min(limit, left)
+                outcome, value = run_in_child(
+                    self.child, (net, seed + stats["solves"], max(1.0, seconds - KILL_GRACE),
+                                 None if ub_cost is None else ub_cost + 1), seconds)
+                stats["solves"] += 1
+                if outcome == "killed":
+                    stats["killed"] += 1
+                    continue
+                if outcome != "ok":
+                    notes.append(f"toulbar2 child: {value}")
+                    continue
+                plan = value["plan"]
+                if plan is None:
+                    if best.plan is None:
+                        continue
+                    plan = best.plan   # nothing below the incumbent's penalised cost
+                plan = np.asarray(plan, dtype=np.int64)
+                stats["plans"] += 1
+                solved_w.append(w)
+                solved_b.append(broken_nodes(problem, plan))
+                if evaluate(problem, plan).feasible:
+                    stats["feasible"] += 1
+                    improved = best.offer(plan, "toulbar2", own=True)
+                    improved |= best.offer(polisher(plan), "toulbar2 + polish", own=True)
+                    stats["improved"] += int(improved)
+            stats["rounds"] += 1
+            if solved_w:
+                lb, ub = update_bracket(lb, ub, np.array(solved_w), np.array(solved_b))
+            weights = next_weights(lb, ub, k, rng, tables.breakable)
+            limit = min(LIMIT_MAX, limit + LIMIT_STEP)
+        note = ", ".join(notes + [f"{key}={v}" for key, v in stats.items()])
+        timings = {"total_s": round(time.monotonic() - t0, 3)}
+        if best.plan is None:
+            return SolveResult(Status.NO_SOLUTION, note=note or "no feasible plan found",
+                               timings=timings)
+        return SolveResult(Status.FEASIBLE, best.plan, note=note, timings=timings)
+
+
+@hookimpl
+def portfolio_backends() -> list[Backend]:
+    return [Toulbar2Backend()]
