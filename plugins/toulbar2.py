@@ -38,8 +38,9 @@ FIRST_LIMIT, LIMIT_STEP, LIMIT_MAX = 4.0, 1.0, 20.0
 starts at 12 s with 7 vectors on 8 cores; fewer vectors here, so shorter solves)."""
 
 KILL_GRACE = 1.0
-"""A child still running this long after its limit is killed (toulbar2 is told the limit less
-this, rounded down, so it normally returns by itself with its best assignment)."""
+"""A child still running this long after toulbar2's own limit (plus the time it takes to post the
+network, estimated from the last child) is killed; toulbar2 normally returns by itself with its best
+assignment before that."""
 
 LDS = 4
 """toulbar2's limited discrepancy search (budgets 0, 1, 2, 4, then plain DFBB), as the original."""
@@ -204,6 +205,7 @@ class Toulbar2Backend(Backend):
         weights = first_weights(global_scale(tables), n, k, rng, tables.breakable)
         stats = {"rounds": 0, "solves": 0, "killed": 0, "plans": 0, "feasible": 0, "improved": 0}
         limit = FIRST_LIMIT
+        build_guess = 0.5 + 1e-6 * (len(problem.edge_costs) + len(problem.node_costs))
         while time.monotonic() < stop - 1.0:
             try:
                 other = report.best()
@@ -213,8 +215,6 @@ class Toulbar2Backend(Backend):
             solved_w, solved_b = [], []
             for w in weights:
                 left = stop - time.monotonic()
-                if left < 1.0:
-                    break
                 try:
                     net = build_network(tables, w)
                 except ScalingError as exc:
@@ -223,11 +223,17 @@ class Toulbar2Backend(Backend):
                     notes.append(f"vector skipped: {exc}")
                     continue
                 ub_cost = None if best.plan is None else net.cost_of(best.plan)
-                seconds = min(limit, left)
+                # toulbar2's timer starts after the network is posted: the kill waits for both
+                seconds = min(limit, left - build_guess - KILL_GRACE)
+                if seconds < 1.0:
+                    break
                 outcome, value = run_in_child(
-                    self.child, (net, seed + stats["solves"], max(1.0, seconds - KILL_GRACE),
-                                 None if ub_cost is None else ub_cost + 1), seconds)
+                    self.child, (net, seed + stats["solves"], seconds,
+                                 None if ub_cost is None else ub_cost + 1),
+                    seconds + build_guess + KILL_GRACE)
                 stats["solves"] += 1
+                if outcome == "ok" and isinstance(value, dict) and "build_s" in value:
+                    build_guess = max(0.5, 1.5 * float(value["build_s"]))
                 if outcome == "killed":
                     stats["killed"] += 1
                     continue

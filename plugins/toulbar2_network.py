@@ -222,17 +222,21 @@ def build_network(tables: Tables, weights: np.ndarray, max_scale: int = MAX_SCAL
     per_strategy = np.repeat(weights, tables.counts)
     with np.errstate(invalid="ignore"):
         values = tables.node + per_strategy * tables.excess
-    soff = np.concatenate([[0], np.cumsum(tables.counts)])
-    rows, span = [], tables.edge_span
-    for i in range(tables.num_nodes):
-        rel, s = _shift(values[soff[i]:soff[i + 1]])
-        if not np.isfinite(rel).any() or (s == 0.0 and np.isfinite(rel).all()):
-            rows.append(None)
-        else:
-            rows.append(rel)
-            span += s
+    starts = np.concatenate([[0], np.cumsum(tables.counts)])[:-1]
+    finite = np.isfinite(values)
+    low = np.minimum.reduceat(np.where(finite, values, np.inf), starts)
+    high = np.maximum.reduceat(np.where(finite, values, -np.inf), starts)
+    has_finite = np.isfinite(low)
+    all_finite = np.logical_and.reduceat(finite, starts)
+    posted = has_finite & ~((high == low) & all_finite)
+    spans = np.where(posted, high - low, 0.0)
+    span = tables.edge_span + float(spans.sum())
+    rel = values - np.repeat(np.where(has_finite, low, 0.0), tables.counts)
     scale = choose_scale(span, max_scale=max_scale)
-    unary = [None if r is None else scale_table(r, scale) for r in rows]
+    flat = scale_table(rel, scale)
+    ends = starts + tables.counts
+    unary = [flat[a:b] if keep else None
+             for a, b, keep in zip(starts.tolist(), ends.tolist(), posted.tolist())]
     edge = [scale_table(r, scale) for r in tables.edge_rel]
     return Network(tables.counts, unary, tables.scopes, edge, scale)
 
@@ -253,16 +257,13 @@ def broken_nodes(problem: Problem, plan: np.ndarray) -> np.ndarray:
 def global_scale(tables: Tables) -> float:
     """A first weight for every node: the mean finite cost span per node over the mean excess
     span per breakable node (cost units per unit of memory)."""
-    soff = np.concatenate([[0], np.cumsum(tables.counts)])
-    cost_span = tables.edge_span
-    excess_span = 0.0
-    for i in range(tables.num_nodes):
-        row = tables.node[soff[i]:soff[i + 1]]
-        finite = row[np.isfinite(row)]
-        if len(finite):
-            cost_span += float(finite.max() - finite.min())
-        if tables.breakable[i]:
-            excess_span += float(tables.excess[soff[i]:soff[i + 1]].max())
+    starts = np.concatenate([[0], np.cumsum(tables.counts)])[:-1]
+    finite = np.isfinite(tables.node)
+    low = np.minimum.reduceat(np.where(finite, tables.node, np.inf), starts)
+    high = np.maximum.reduceat(np.where(finite, tables.node, -np.inf), starts)
+    cost_span = tables.edge_span + float(np.where(np.isfinite(low), high - low, 0.0).sum())
+    top = np.maximum.reduceat(tables.excess, starts)
+    excess_span = float(top[tables.breakable].sum())
     n, b = max(tables.num_nodes, 1), int(tables.breakable.sum())
     if b == 0 or excess_span == 0.0:
         return 0.0
