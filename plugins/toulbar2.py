@@ -203,10 +203,13 @@ class Toulbar2Backend(Backend):
         n, k = problem.num_nodes, max(1, int(self.vectors))
         lb, ub = np.zeros(n), np.full(n, np.inf)
         weights = first_weights(global_scale(tables), n, k, rng, tables.breakable)
-        stats = {"rounds": 0, "solves": 0, "killed": 0, "plans": 0, "feasible": 0, "improved": 0}
+        stats = {"rounds": 0, "solves": 0, "killed": 0, "plans": 0, "feasible": 0, "polished": 0,
+                 "improved": 0}
+        out_of_time = False
+        timings = {"setup_s": time.monotonic() - t0, "post_s": 0.0, "search_s": 0.0}
         limit = FIRST_LIMIT
         build_guess = 0.5 + 1e-6 * (len(problem.edge_costs) + len(problem.node_costs))
-        while time.monotonic() < stop - 1.0:
+        while not out_of_time and time.monotonic() < stop - 1.0:
             try:
                 other = report.best()
             except Exception:  # noqa: BLE001 -- sharing is best effort
@@ -226,6 +229,7 @@ class Toulbar2Backend(Backend):
                 # toulbar2's timer starts after the network is posted: the kill waits for both
                 seconds = min(limit, left - build_guess - KILL_GRACE)
                 if seconds < 1.0:
+                    out_of_time = True
                     break
                 outcome, value = run_in_child(
                     self.child, (net, seed + stats["solves"], seconds,
@@ -234,6 +238,8 @@ class Toulbar2Backend(Backend):
                 stats["solves"] += 1
                 if outcome == "ok" and isinstance(value, dict) and "build_s" in value:
                     build_guess = max(0.5, 1.5 * float(value["build_s"]))
+                    timings["post_s"] += float(value["build_s"])
+                    timings["search_s"] += float(value["solve_s"])
                 if outcome == "killed":
                     stats["killed"] += 1
                     continue
@@ -252,15 +258,18 @@ class Toulbar2Backend(Backend):
                 if evaluate(problem, plan).feasible:
                     stats["feasible"] += 1
                     improved = best.offer(plan, "toulbar2", own=True)
-                    improved |= best.offer(polisher(plan), "toulbar2 + polish", own=True)
+                    polished = polisher(plan)
+                    stats["polished"] += int(polished is not None)
+                    improved |= best.offer(polished, "toulbar2 + polish", own=True)
                     stats["improved"] += int(improved)
-            stats["rounds"] += 1
+            stats["rounds"] += int(bool(solved_w))
             if solved_w:
                 lb, ub = update_bracket(lb, ub, np.array(solved_w), np.array(solved_b))
             weights = next_weights(lb, ub, k, rng, tables.breakable)
             limit = min(LIMIT_MAX, limit + LIMIT_STEP)
         note = ", ".join(notes + [f"{key}={v}" for key, v in stats.items()])
-        timings = {"total_s": round(time.monotonic() - t0, 3)}
+        timings = {k: round(v, 3) for k, v in timings.items()}
+        timings["total_s"] = round(time.monotonic() - t0, 3)
         if best.plan is None:
             return SolveResult(Status.NO_SOLUTION, note=note or "no feasible plan found",
                                timings=timings)
