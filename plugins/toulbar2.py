@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import importlib.util
 import multiprocessing
+import os
+import signal
 import time
 from typing import Any, Callable, Optional
 
@@ -66,6 +68,7 @@ def tb2_solve(net: Any, seed: int, seconds: float, ub: Optional[int]) -> dict:
     for scope, table in zip(net.scopes, net.tables):
         cfn.AddFunction(list(scope), table.tolist())
     t1 = time.monotonic()
+    started_search()
     try:
         result = cfn.Solve(timeLimit=max(1, int(seconds)))
     except Exception:  # noqa: BLE001 -- a contradiction: nothing below the upper bound
@@ -79,7 +82,20 @@ def tb2_solve(net: Any, seed: int, seconds: float, ub: Optional[int]) -> dict:
             "build_s": t1 - t0, "solve_s": time.monotonic() - t1}
 
 
+_SEND: Optional[Callable] = None
+"""In a child: sends a message to the parent (set by :func:`_child_main`)."""
+
+
+def started_search() -> None:
+    """Tell the parent that the network is posted and toulbar2's search starts now (its wall-clock
+    stop counts from here); a no-op outside a child."""
+    if _SEND is not None:
+        _SEND(("posted", None))
+
+
 def _child_main(conn: Any, target: Callable, args: tuple) -> None:
+    global _SEND
+    _SEND = conn.send
     try:
         conn.send(("ok", target(*args)))
     except BaseException as exc:  # noqa: BLE001 -- the parent reads every outcome
@@ -88,21 +104,49 @@ def _child_main(conn: Any, target: Callable, args: tuple) -> None:
         conn.close()
 
 
-def run_in_child(target: Callable, args: tuple, limit: float) -> tuple[str, Any]:
-    """``target(*args)`` in a forked child, killed ``limit`` seconds after its start if it has not
-    answered: ``("ok", value)``, ``("error", why)`` or ``("killed", None)``."""
+def run_in_child(target: Callable, args: tuple, limit: float, search: Optional[float] = None,
+                 cap: Optional[float] = None) -> tuple[str, Any]:
+    """``target(*args)`` in a forked child: ``("ok", value)``, ``("error", why)`` or
+    ``("killed", None)``.
+
+    The child is killed ``limit`` seconds after its start if it has not answered. With ``search``:
+    once the child says its search started (:func:`started_search`), it gets SIGVTALRM ``search``
+    wall-clock seconds later (toulbar2's own timer is that signal on CPU time, which runs slower
+    than the wall clock on a busy machine; its handler ends the search with the best assignment),
+    and the kill waits until ``KILL_GRACE`` after that, but never past ``cap`` (a
+    ``time.monotonic()`` value)."""
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child_main, args=(send, target, args), daemon=True)
+    start = time.monotonic()
     proc.start()
     send.close()
+    end, alarm = start + max(0.0, limit), None
     try:
-        if recv.poll(max(0.0, limit)):
-            try:
-                return recv.recv()
-            except EOFError:
-                return "error", "child ended without an answer"
-        return "killed", None
+        while True:
+            now = time.monotonic()
+            wake = end if alarm is None else min(end, alarm)
+            if recv.poll(max(0.0, wake - now)):
+                try:
+                    kind, value = recv.recv()
+                except EOFError:
+                    return "error", "child ended without an answer"
+                if kind == "posted" and search is not None:
+                    alarm = time.monotonic() + search
+                    end = max(end, alarm + KILL_GRACE)
+                    if cap is not None:
+                        end = min(end, cap)
+                    continue
+                if kind == "posted":
+                    continue
+                return kind, value
+            if alarm is not None and time.monotonic() >= alarm:
+                alarm = None
+                if proc.pid is not None and proc.is_alive():
+                    os.kill(proc.pid, signal.SIGVTALRM)
+                continue
+            if time.monotonic() >= end:
+                return "killed", None
     finally:
         if proc.is_alive():
             proc.kill()
@@ -234,7 +278,7 @@ class Toulbar2Backend(Backend):
                 outcome, value = run_in_child(
                     self.child, (net, seed + stats["solves"], seconds,
                                  None if ub_cost is None else ub_cost + 1),
-                    seconds + build_guess + KILL_GRACE)
+                    seconds + build_guess + KILL_GRACE, search=seconds, cap=stop)
                 stats["solves"] += 1
                 if outcome == "ok" and isinstance(value, dict) and "build_s" in value:
                     build_guess = max(0.5, 1.5 * float(value["build_s"]))
