@@ -15,7 +15,6 @@ Not in the default portfolio (``default = False``): ``-b toulbar2`` selects it.
 
 from __future__ import annotations
 
-import importlib.util
 import multiprocessing
 import os
 import signal
@@ -155,30 +154,6 @@ def run_in_child(target: Callable, args: tuple, limit: float, search: Optional[f
 
 
 # ------------------------------------------------------------------------------------------ backend
-class _Best:
-    """This backend's best verified plan; reports its own improvements."""
-
-    def __init__(self, problem: Problem, report: Reporter) -> None:
-        self.problem, self.report = problem, report
-        self.plan: Optional[np.ndarray] = None
-        self.cost: Optional[int] = None
-
-    def offer(self, plan: Optional[np.ndarray], note: str, own: bool) -> bool:
-        if plan is None:
-            return False
-        plan = np.asarray(plan, dtype=np.int64)
-        try:
-            ev = evaluate(self.problem, plan)
-        except Exception:  # noqa: BLE001 -- a plan of the wrong shape is simply not taken
-            return False
-        if not ev.feasible or (self.cost is not None and ev.cost >= self.cost):
-            return False
-        self.plan, self.cost = plan.copy(), ev.cost
-        if own:
-            self.report(self.plan, note)
-        return True
-
-
 class _Polisher:
     """The kernels' exact descent (memory kept feasible), when the kernels are compiled."""
 
@@ -213,18 +188,13 @@ class Toulbar2Backend(Backend):
     child: Callable = staticmethod(tb2_solve)
 
     def available(self) -> tuple[bool, str]:
-        try:
-            found = importlib.util.find_spec("pytoulbar2") is not None
-            why = "ModuleNotFoundError"
-        except Exception as exc:  # noqa: BLE001 -- any import failure means "not here"
-            found, why = False, type(exc).__name__
-        if not found:
-            return False, (f"pytoulbar2 is not installed ({why}); it comes with iopddl-portfolio; "
-                           f"install it with: pip install '{REQUIREMENT}'")
-        return True, ""
+        from portfolio.exact import requirement_available
+
+        return requirement_available(("pytoulbar2",), "pytoulbar2", REQUIREMENT)
 
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
+        from portfolio.exact import BestPlan
         from portfolio.runner.fallback import safe_plan
 
         from .toulbar2_network import (ScalingError, broken_nodes, build_network, build_tables,
@@ -232,7 +202,7 @@ class Toulbar2Backend(Backend):
 
         t0 = time.monotonic()
         stop = t0 + time_left(deadline) - 0.3
-        best = _Best(problem, report)
+        best = BestPlan(problem, report)
         best.offer(warm_start, "warm start", own=False)
         if problem.num_nodes == 0:
             plan = np.zeros(0, dtype=np.int64)
