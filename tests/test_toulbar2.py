@@ -75,6 +75,41 @@ def test_bracket_keeps_moving_when_a_round_says_the_same_thing():
     assert ub3[0] == 3.0 and lb3[0] < 2.0          # never broken: lower bound shrinks
 
 
+@settings(max_examples=25, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(problem=tiny())
+def test_at_weight_zero_toulbar2_finds_the_cheapest_plan_ignoring_memory(problem):
+    """The network is the problem's cost exactly (self-loops, hyperedges, one-node edges, parallel
+    edges, forbidden entries): at weight 0 toulbar2's optimum is brute force's cheapest plan
+    without forbidden choices, memory ignored."""
+    scored = brute(problem)
+    clean = [c for _, c, forbidden, _ in scored if not forbidden]
+    if not clean:
+        return
+    net = build_network(build_tables(problem), np.zeros(problem.num_nodes))
+    assert net.scale == 1
+    outcome, value = toulbar2.run_in_child(toulbar2.tb2_solve, (net, 1, 5.0, None), 30.0)
+    assert outcome == "ok", value
+    ev = evaluate(problem, np.asarray(value["plan"], dtype=np.int64))
+    assert not ev.has_forbidden and ev.cost == min(clean)
+
+
+def test_a_merged_node_pays_the_sum_of_its_intervals_excess():
+    """Node 0 owns two intervals at disjoint times; strategy 1 is heavier on both: its excess is
+    the sum (3 + 5), each interval against its own least usage; an interval where capacity is
+    unlimited (before the capacity's first time) counts for nothing."""
+    problem = make_problem(costs=[[0, 0], [0]], intervals=[(0, 1), (2, 3), (4, 5)],
+                           usages=[[1, 4], [2, 7], [9]], edges=[], tables=[], owners=[0, 0, 1],
+                           capacity=Capacity(np.array([0]), np.array([8])))
+    tables = build_tables(problem)
+    assert tables.excess.tolist() == [0.0, 8.0, 0.0]
+    assert tables.breakable.tolist() == [False, True]
+    late = make_problem(costs=[[0, 0]], intervals=[(0, 1), (2, 3)], usages=[[1, 4], [2, 7]],
+                        edges=[], tables=[], owners=[0, 0],
+                        capacity=Capacity(np.array([2]), np.array([10])))
+    assert build_tables(late).excess.tolist() == [0.0, 5.0]
+
+
 # ------------------------------------------------------------------------------------------ scaling
 def test_scaling_refuses_rather_than_wraps():
     with pytest.raises(ScalingError):
