@@ -43,6 +43,7 @@ HOOK_TIMEOUT = 5.0
 INSTALL_HINTS = {
     "cpsat": "pip install 'ortools>=9.10'",
     "maxsat": "pip install 'python-sat>=1.8.dev13'",
+    "toulbar2": "pip install 'pytoulbar2>=1.4'",
 }
 """What brings back the engine of a built-in backend: each is a dependency of the plain install,
 so it is missing only from a broken or partial environment (or a platform without its wheel)."""
@@ -212,6 +213,13 @@ def poll_available(backend: BackendLike, timeout: float | None = None) -> Option
 def guarded_available(backend: BackendLike, timeout: float | None = None) -> tuple[bool, str]:
     """One backend's ``available()`` under the time limit (cached)."""
     return check_available([backend], timeout)[0]
+
+
+def in_default(backend: BackendLike) -> bool:
+    """Whether a plain run (no ``--backends``) runs ``backend``: not ``test_only``, and not
+    ``default = False`` (a backend waiting for the measurement that admits it)."""
+    return (not getattr(backend, "test_only", False)
+            and getattr(backend, "default", True) is not False)
 
 
 def install_hint(name: str) -> str:
@@ -394,9 +402,10 @@ class Registry:
         return check_available(backends, self.check_timeout)
 
     def select(self, names: Optional[Iterable[str]]) -> list[BackendLike]:
-        """The named backends (all available ones when ``names`` is None), in the given order."""
+        """The named backends (all available ones when ``names`` is None, less those marked
+        ``test_only`` or ``default = False``: chosen by name only), in the given order."""
         if names is None:
-            pool = [info.backend for info in self.infos() if not getattr(info.backend, "test_only", False)]
+            pool = [info.backend for info in self.infos() if in_default(info.backend)]
             return [b for b, (ok, _) in zip(pool, self.available(pool)) if ok]
         return [self.get(n) for n in names]
 

@@ -175,7 +175,7 @@ def test_the_quick_start_commands_as_written(tmp_path):
                               capture_output=True, text=True, env=_env(), check=True)
     available = {b["name"] for b in json.loads(backends.stdout)["backends"]
                  if b["available"]}
-    assert {"cpsat", "maxsat", "greedy", "localsearch", "bound", "minusage"} <= available
+    assert {"cpsat", "maxsat", "greedy", "localsearch", "bound", "minusage", "toulbar2"} <= available
 
     env = _env() | {NESTED: "1", "PYTEST_ADDOPTS": "tests/test_exhaustive.py -p no:cacheprovider"}
     done = subprocess.run(["bash", "-c", second], cwd=repo, env=env, stdin=subprocess.DEVNULL,

@@ -82,8 +82,9 @@ loses its bound and its claim. Measured: A at 60 s with cpsat and maxsat sharing
 overran by more than the runner's grace and its row read ``timeout`` without a bound."""
 
 
-class _Best:
-    """The best verified plan this backend knows, and the reporting of its own improvements."""
+class BestPlan:
+    """The best verified plan a backend knows, and the reporting of its own improvements (shared
+    by the exact backends and ``toulbar2``)."""
 
     def __init__(self, problem: Problem, report: Reporter) -> None:
         self.problem, self.report = problem, report
@@ -109,7 +110,7 @@ class _Best:
         return True
 
 
-def starting_plan(problem: Problem, warm_start: Optional[np.ndarray], best: "_Best",
+def starting_plan(problem: Problem, warm_start: Optional[np.ndarray], best: "BestPlan",
                   report: Reporter) -> None:
     """Offer every cheap starting point: the warm start, the portfolio's best, the least-memory
     plan avoiding forbidden entries (plain numpy; it is the plain least-memory plan when that one
@@ -141,7 +142,7 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
     stop = time.monotonic() + time_left(deadline)  # our own clock from here (backend.time_left)
     t0 = time.monotonic()
     threads = threads or allotted_cores()
-    best = _Best(problem, report)
+    best = BestPlan(problem, report)
     starting_plan(problem, warm_start, best, report)
     bound: Optional[int] = None
     notes: list[str] = []
@@ -231,6 +232,23 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
                        timings=timings)
 
 
+def requirement_available(requires: tuple[str, ...], package: str,
+                          requirement: str) -> tuple[bool, str]:
+    """``available()`` of a backend whose solver is a dependency of the plain install: every module
+    in ``requires`` found with ``find_spec`` (no import), else why and the pip command."""
+    import importlib.util
+
+    try:
+        found = all(importlib.util.find_spec(name) is not None for name in requires)
+        why = "ModuleNotFoundError"
+    except Exception as exc:  # noqa: BLE001 -- any import failure means "not here"
+        found, why = False, type(exc).__name__
+    if not found:
+        return False, (f"{package} is not installed ({why}); it comes with iopddl-portfolio; "
+                       f"install it with: pip install '{requirement}'")
+    return True, ""
+
+
 class ExactBackend(Backend):
     """Base of the exact backends: name the engine class (``engine_type``) and the solver; the
     driver does the rest.
@@ -250,17 +268,7 @@ class ExactBackend(Backend):
     requirement: str = ""
 
     def available(self) -> tuple[bool, str]:
-        import importlib.util
-
-        try:
-            found = all(importlib.util.find_spec(name) is not None for name in self.requires)
-            why = "ModuleNotFoundError"
-        except Exception as exc:  # noqa: BLE001 -- any import failure means "not here"
-            found, why = False, type(exc).__name__
-        if not found:
-            return False, (f"{self.package} is not installed ({why}); it comes with iopddl-portfolio; "
-                           f"install it with: pip install '{self.requirement}'")
-        return True, ""
+        return requirement_available(self.requires, self.package, self.requirement)
 
     def engine(self) -> ExactEngine:
         if self.engine_type is None:

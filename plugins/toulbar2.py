@@ -1,0 +1,296 @@
+"""The ``toulbar2`` backend: the 2025 contest winner's penalty method (techniques.md section 1).
+
+Memory is not a constraint here: each node's unary cost is charged ``w_i`` per unit of usage above
+its least usage, and toulbar2 (limited discrepancy search) minimises the whole penalised network
+(:mod:`plugins.toulbar2_network`: network, integer scaling, weight rule). Each plan it returns is
+evaluated exactly; a feasible one is polished with the project's local-search kernels (when
+compiled) and reported when it beats this backend's best. The weights are bracketed per node
+between values that did and did not overload memory inside the node's interval, ``K`` vectors a
+round, each solved in its own forked child that is killed at its limit (toulbar2 keeps global
+state, and its own timer overruns on big networks). The portfolio's best plan gives toulbar2 its
+initial upper bound (its penalised cost, plus one).
+
+Not in the default portfolio (``default = False``): ``-b toulbar2`` selects it.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import time
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status, time_left
+from portfolio.evaluate import evaluate
+from portfolio.hookspecs import hookimpl
+from portfolio.problem import Problem
+
+REQUIREMENT = "pytoulbar2>=1.4"
+"""The pip requirement that brings toulbar2 (also in pyproject.toml and the registry's hints)."""
+
+VECTORS = 3
+"""Weight vectors a round (K), solved one after another: 2 cores, one of them for the others."""
+
+FIRST_LIMIT, LIMIT_STEP, LIMIT_MAX = 10.0, 2.0, 20.0
+"""Wall-clock seconds per toulbar2 search: the first round's, the growth per round, the cap (the
+original starts at 12 s). Measured on N at 60 s (docs/benchmarks/toulbar2.md, one run each on a busy
+machine): first 2 s 0.878, 4 s 0.905, 10 s 0.948; a shorter solve is not worth its posting."""
+
+KILL_GRACE = 1.0
+"""A child still running this long after toulbar2's own limit (plus the time it takes to post the
+network, estimated from the last child) is killed; toulbar2 normally returns by itself with its best
+assignment before that."""
+
+LDS = 4
+"""toulbar2's limited discrepancy search (budgets 0, 1, 2, 4, then plain DFBB), as the original."""
+
+POLISH_MIN_FREE = 50
+"""Below this many free nodes the kernels' polish is skipped (toulbar2 solves such networks)."""
+
+
+# ------------------------------------------------------------------------------------------ child
+def tb2_solve(net: Any, seed: int, seconds: float, ub: Optional[int]) -> dict:
+    """Post ``net`` to toulbar2 and solve it (run in a forked child: toulbar2 keeps global state).
+    Returns ``{"plan": list or None, "dual": float or None, "build_s", "solve_s"}``."""
+    import pytoulbar2
+
+    t0 = time.monotonic()
+    cfn = pytoulbar2.CFN(ubinit=ub, vac=0, seed=int(seed) % (2**31 - 1) + 1, verbose=-1)
+    cfn.Option.lds = LDS
+    for i, k in enumerate(net.counts.tolist()):
+        cfn.AddVariable(f"x{i}", list(range(k)))
+    for i, row in enumerate(net.unary):
+        if row is not None:
+            cfn.AddFunction([i], row.tolist())
+    for scope, table in zip(net.scopes, net.tables):
+        cfn.AddFunction(list(scope), table.tolist())
+    t1 = time.monotonic()
+    started_search()
+    try:
+        result = cfn.Solve(timeLimit=max(1, int(seconds)))
+    except Exception:  # noqa: BLE001 -- a contradiction: nothing below the upper bound
+        result = None
+    dual = None
+    try:
+        dual = float(cfn.GetDDualBound())
+    except Exception:  # noqa: BLE001
+        pass
+    return {"plan": None if result is None else [int(v) for v in result[0]], "dual": dual,
+            "build_s": t1 - t0, "solve_s": time.monotonic() - t1}
+
+
+_SEND: Optional[Callable] = None
+"""In a child: sends a message to the parent (set by :func:`_child_main`)."""
+
+
+def started_search() -> None:
+    """Tell the parent that the network is posted and toulbar2's search starts now (its wall-clock
+    stop counts from here); a no-op outside a child."""
+    if _SEND is not None:
+        _SEND(("posted", None))
+
+
+def _child_main(conn: Any, target: Callable, args: tuple) -> None:
+    global _SEND
+    _SEND = conn.send
+    try:
+        conn.send(("ok", target(*args)))
+    except BaseException as exc:  # noqa: BLE001 -- the parent reads every outcome
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+    finally:
+        conn.close()
+
+
+def run_in_child(target: Callable, args: tuple, limit: float, search: Optional[float] = None,
+                 cap: Optional[float] = None) -> tuple[str, Any]:
+    """``target(*args)`` in a forked child: ``("ok", value)``, ``("error", why)`` or
+    ``("killed", None)``.
+
+    The child is killed ``limit`` seconds after its start if it has not answered. With ``search``:
+    once the child says its search started (:func:`started_search`), it gets SIGVTALRM ``search``
+    wall-clock seconds later (toulbar2's own timer is that signal on CPU time, which runs slower
+    than the wall clock on a busy machine; its handler ends the search with the best assignment),
+    and the kill waits until ``KILL_GRACE`` after that, but never past ``cap`` (a
+    ``time.monotonic()`` value)."""
+    ctx = multiprocessing.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child_main, args=(send, target, args), daemon=True)
+    start = time.monotonic()
+    proc.start()
+    send.close()
+    end, alarm = start + max(0.0, limit), None
+    try:
+        while True:
+            now = time.monotonic()
+            wake = end if alarm is None else min(end, alarm)
+            if recv.poll(max(0.0, wake - now)):
+                try:
+                    kind, value = recv.recv()
+                except EOFError:
+                    return "error", "child ended without an answer"
+                if kind == "posted" and search is not None:
+                    alarm = time.monotonic() + search
+                    end = max(end, alarm + KILL_GRACE)
+                    if cap is not None:
+                        end = min(end, cap)
+                    continue
+                if kind == "posted":
+                    continue
+                return kind, value
+            if alarm is not None and time.monotonic() >= alarm:
+                alarm = None
+                if proc.pid is not None and proc.is_alive():
+                    os.kill(proc.pid, signal.SIGVTALRM)
+                continue
+            if time.monotonic() >= end:
+                return "killed", None
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        proc.join(5)
+        recv.close()
+
+
+# ------------------------------------------------------------------------------------------ backend
+class _Polisher:
+    """The kernels' exact descent (memory kept feasible), when the kernels are compiled."""
+
+    def __init__(self, problem: Problem, seed: int, notes: list) -> None:
+        self.prep, self.seed = None, seed
+        if int((problem.strategy_counts > 1).sum()) <= POLISH_MIN_FREE:
+            return
+        from portfolio.presolve.jitlock import compiled  # numba: in the worker
+
+        if not compiled("search"):
+            notes.append("polish skipped: kernels not compiled yet (`portfolio warmup`)")
+            return
+        from portfolio.kernels.engine import prepare
+
+        self.prep = prepare(problem)
+
+    def __call__(self, plan: np.ndarray) -> Optional[np.ndarray]:
+        if self.prep is None:
+            return None
+        from portfolio.kernels.engine import polish
+
+        r = self.prep.contract(plan)
+        return None if r is None else self.prep.expand(polish(self.prep, r, self.seed))
+
+
+class Toulbar2Backend(Backend):
+    name = "toulbar2"
+    description = "Penalised cost-function network solved by toulbar2, per-node weight bracketing"
+    capabilities = Capabilities(anytime=True, warm_start=True, reduced=True, randomized=True)
+    default = False   # not in the default portfolio until measured (issue 21)
+    vectors = VECTORS
+    child: Callable = staticmethod(tb2_solve)
+
+    def available(self) -> tuple[bool, str]:
+        from portfolio.exact import requirement_available
+
+        return requirement_available(("pytoulbar2",), "pytoulbar2", REQUIREMENT)
+
+    def solve(self, problem: Problem, deadline: float, seed: int,
+              warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
+        from portfolio.exact import BestPlan
+        from portfolio.runner.fallback import safe_plan
+
+        from .toulbar2_network import (ScalingError, broken_nodes, build_network, build_tables,
+                                       first_weights, global_scale, next_weights, update_bracket)
+
+        t0 = time.monotonic()
+        stop = t0 + time_left(deadline) - 0.3
+        best = BestPlan(problem, report)
+        best.offer(warm_start, "warm start", own=False)
+        if problem.num_nodes == 0:
+            plan = np.zeros(0, dtype=np.int64)
+            if best.offer(plan, "empty instance", own=True) or best.plan is not None:
+                return SolveResult(Status.FEASIBLE, best.plan, note="no nodes")
+            return SolveResult(Status.NO_SOLUTION, note="the fixed usage alone exceeds the capacity")
+        best.offer(safe_plan(problem, 1.0), "least-memory plan", own=True)
+        notes: list[str] = []
+        tables = build_tables(problem)
+        polisher = _Polisher(problem, seed, notes)
+        rng = np.random.default_rng(seed)
+        n, k = problem.num_nodes, max(1, int(self.vectors))
+        lb, ub = np.zeros(n), np.full(n, np.inf)
+        weights = first_weights(global_scale(tables), n, k, rng, tables.breakable)
+        stats = {"rounds": 0, "solves": 0, "killed": 0, "plans": 0, "feasible": 0, "polished": 0,
+                 "improved": 0}
+        out_of_time = False
+        timings = {"setup_s": time.monotonic() - t0, "post_s": 0.0, "search_s": 0.0}
+        limit = FIRST_LIMIT
+        build_guess = 0.5 + 1e-6 * (len(problem.edge_costs) + len(problem.node_costs))
+        while not out_of_time and time.monotonic() < stop - 1.0:
+            try:
+                other = report.best()
+            except Exception:  # noqa: BLE001 -- sharing is best effort
+                other = None
+            best.offer(other, "portfolio best", own=False)
+            solved_w, solved_b = [], []
+            for w in weights:
+                left = stop - time.monotonic()
+                try:
+                    net = build_network(tables, w)
+                except ScalingError as exc:
+                    if stats["solves"] == 0:
+                        return SolveResult(Status.UNSUPPORTED, note=f"toulbar2 network: {exc}")
+                    notes.append(f"vector skipped: {exc}")
+                    continue
+                ub_cost = None if best.plan is None else net.cost_of(best.plan)
+                # toulbar2's timer starts after the network is posted: the kill waits for both
+                seconds = min(limit, left - build_guess - KILL_GRACE)
+                if seconds < 1.0:
+                    out_of_time = True
+                    break
+                outcome, value = run_in_child(
+                    self.child, (net, seed + stats["solves"], seconds,
+                                 None if ub_cost is None else ub_cost + 1),
+                    seconds + build_guess + KILL_GRACE, search=seconds, cap=stop)
+                stats["solves"] += 1
+                if outcome == "ok" and isinstance(value, dict) and "build_s" in value:
+                    build_guess = max(0.5, 1.5 * float(value["build_s"]))
+                    timings["post_s"] += float(value["build_s"])
+                    timings["search_s"] += float(value["solve_s"])
+                if outcome == "killed":
+                    stats["killed"] += 1
+                    continue
+                if outcome != "ok":
+                    notes.append(f"toulbar2 child: {value}")
+                    continue
+                plan = value["plan"]
+                if plan is None:
+                    if best.plan is None:
+                        continue
+                    plan = best.plan   # nothing below the incumbent's penalised cost
+                plan = np.asarray(plan, dtype=np.int64)
+                stats["plans"] += 1
+                solved_w.append(w)
+                solved_b.append(broken_nodes(problem, plan))
+                if evaluate(problem, plan).feasible:
+                    stats["feasible"] += 1
+                    improved = best.offer(plan, "toulbar2", own=True)
+                    polished = polisher(plan)
+                    stats["polished"] += int(polished is not None)
+                    improved |= best.offer(polished, "toulbar2 + polish", own=True)
+                    stats["improved"] += int(improved)
+            stats["rounds"] += int(bool(solved_w))
+            if solved_w:
+                lb, ub = update_bracket(lb, ub, np.array(solved_w), np.array(solved_b))
+            weights = next_weights(lb, ub, k, rng, tables.breakable)
+            limit = min(LIMIT_MAX, limit + LIMIT_STEP)
+        note = ", ".join(notes + [f"{key}={v}" for key, v in stats.items()])
+        timings = {k: round(v, 3) for k, v in timings.items()}
+        timings["total_s"] = round(time.monotonic() - t0, 3)
+        if best.plan is None:
+            return SolveResult(Status.NO_SOLUTION, note=note or "no feasible plan found",
+                               timings=timings)
+        return SolveResult(Status.FEASIBLE, best.plan, note=note, timings=timings)
+
+
+@hookimpl
+def portfolio_backends() -> list[Backend]:
+    return [Toulbar2Backend()]

@@ -1,0 +1,246 @@
+"""The ``toulbar2`` backend (issue 21): penalised network, scaling, weight rule, child, CLI."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from portfolio.backend import NullReporter, Status
+from portfolio.evaluate import evaluate
+from portfolio.problem import Capacity, Problem
+from portfolio_plugins import toulbar2
+from portfolio_plugins.toulbar2_network import (MAX_SCALE, TOTAL_LIMIT, ScalingError, broken_nodes,
+                                                build_network, build_tables, choose_scale,
+                                                next_weights, update_bracket)
+from tiny import brute, make_problem, scaled_costs, tiny
+
+F = 10**18
+
+
+def overload() -> Problem:
+    """Two nodes live together, each with a cheap heavy and a dear light strategy; capacity 10
+    fits one heavy choice only. A third node lives alone (never broken, never breakable)."""
+    return make_problem(costs=[[0, 100], [0, 120], [5, 0]],
+                        intervals=[(0, 2), (1, 3), (5, 6)],
+                        usages=[[8, 1], [8, 1], [1, 2]],
+                        edges=[[0, 1]], tables=[[0, 1, 2, 3]],
+                        capacity=Capacity.uniform(10))
+
+
+def solve_child(problem: Problem, weights, ub=None) -> np.ndarray:
+    net = build_network(build_tables(problem), np.asarray(weights, dtype=float))
+    outcome, value = toulbar2.run_in_child(toulbar2.tb2_solve, (net, 1, 2.0, ub), 20.0)
+    assert outcome == "ok", value
+    return np.asarray(value["plan"], dtype=np.int64)
+
+
+# ------------------------------------------------------------------------------------------ weights
+def test_a_node_broken_at_weight_w_gets_a_higher_lower_bound():
+    """Hand-made overload: at weight 0 toulbar2 picks both heavy strategies, memory overflows
+    inside both nodes' intervals; the rule raises their lower bounds to w and looks above it."""
+    problem = overload()
+    tables = build_tables(problem)
+    assert tables.breakable.tolist() == [True, True, False]
+    w = 1.0
+    plan = solve_child(problem, [w, w, 0.0])
+    assert plan.tolist()[:2] == [0, 0]
+    broken = broken_nodes(problem, plan)
+    assert broken.tolist() == [True, True, False]
+    lb, ub = update_bracket(np.zeros(3), np.full(3, np.inf), np.array([[w, w, 0.0]]), broken[None])
+    assert lb[0] == lb[1] == w and np.isinf(ub[:2]).all()
+    nxt = next_weights(lb, ub, 3, np.random.default_rng(0), tables.breakable)
+    assert (nxt[:, :2] > w).all() and (nxt[:, 2] == 0).all()
+    # a weight far above the cost difference per unit of memory: the light choice, unbroken
+    high = 1000.0
+    plan = solve_child(problem, [high, high, 0.0])
+    assert evaluate(problem, plan).feasible
+    assert not broken_nodes(problem, plan)[:2].any()
+    lb2, ub2 = update_bracket(lb, ub, np.array([[high, high, 0.0]]),
+                              broken_nodes(problem, plan)[None])
+    assert (ub2[:2] == high).all() and (lb2[:2] <= high).all()
+    nxt = next_weights(lb2, ub2, 3, np.random.default_rng(0), tables.breakable)
+    assert (nxt[:, :2] > lb2[:2]).all() and (nxt[:, :2] <= high).all()
+
+
+def test_bracket_keeps_moving_when_a_round_says_the_same_thing():
+    lb, ub = np.array([2.0]), np.array([8.0])
+    lb2, ub2 = update_bracket(lb, ub, np.array([[3.0], [5.0]]), np.array([[True], [True]]))
+    assert lb2[0] == 5.0 and ub2[0] > 8.0          # broken throughout: upper bound grows
+    lb3, ub3 = update_bracket(lb, ub, np.array([[3.0], [5.0]]), np.array([[False], [False]]))
+    assert ub3[0] == 3.0 and lb3[0] < 2.0          # never broken: lower bound shrinks
+
+
+@settings(max_examples=25, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(problem=tiny())
+def test_at_weight_zero_toulbar2_finds_the_cheapest_plan_ignoring_memory(problem):
+    """The network is the problem's cost exactly (self-loops, hyperedges, one-node edges, parallel
+    edges, forbidden entries): at weight 0 toulbar2's optimum is brute force's cheapest plan
+    without forbidden choices, memory ignored."""
+    scored = brute(problem)
+    clean = [c for _, c, forbidden, _ in scored if not forbidden]
+    if not clean:
+        return
+    net = build_network(build_tables(problem), np.zeros(problem.num_nodes))
+    assert net.scale == 1
+    outcome, value = toulbar2.run_in_child(toulbar2.tb2_solve, (net, 1, 5.0, None), 30.0)
+    assert outcome == "ok", value
+    ev = evaluate(problem, np.asarray(value["plan"], dtype=np.int64))
+    assert not ev.has_forbidden and ev.cost == min(clean)
+
+
+def test_a_merged_node_pays_the_sum_of_its_intervals_excess():
+    """Node 0 owns two intervals at disjoint times; strategy 1 is heavier on both: its excess is
+    the sum (3 + 5), each interval against its own least usage; an interval where capacity is
+    unlimited (before the capacity's first time) counts for nothing."""
+    problem = make_problem(costs=[[0, 0], [0]], intervals=[(0, 1), (2, 3), (4, 5)],
+                           usages=[[1, 4], [2, 7], [9]], edges=[], tables=[], owners=[0, 0, 1],
+                           capacity=Capacity(np.array([0]), np.array([8])))
+    tables = build_tables(problem)
+    assert tables.excess.tolist() == [0.0, 8.0, 0.0]
+    assert tables.breakable.tolist() == [False, True]
+    late = make_problem(costs=[[0, 0]], intervals=[(0, 1), (2, 3)], usages=[[1, 4], [2, 7]],
+                        edges=[], tables=[], owners=[0, 0],
+                        capacity=Capacity(np.array([2]), np.array([10])))
+    assert build_tables(late).excess.tolist() == [0.0, 5.0]
+
+
+# ------------------------------------------------------------------------------------------ scaling
+def test_scaling_refuses_rather_than_wraps():
+    with pytest.raises(ScalingError):
+        choose_scale(float("inf"))
+    with pytest.raises(ScalingError):
+        choose_scale(1e40)                          # would need a divisor above MAX_SCALE
+    big = make_problem(costs=[[0, 9 * 10**17 - 1], [0, 9 * 10**17 - 1]], intervals=[(0, 1), (0, 1)],
+                       usages=[[1, 1], [1, 1]], edges=[[0, 1]], tables=[[0, 9 * 10**17, 1, 2]])
+    tables = build_tables(big)
+    with pytest.raises(ScalingError):
+        build_network(tables, np.zeros(2), max_scale=1)   # 2.7e18 does not fit in 2**50 unscaled
+    net = build_network(tables, np.zeros(2))
+    assert net.scale <= MAX_SCALE
+    with pytest.raises(ScalingError):
+        build_network(tables, np.array([np.inf, 0.0]))
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(problem=tiny())
+def test_contest_magnitudes_scale_without_overflow(problem):
+    """Costs near 1e13 and 1e15 and large weights: every entry is an exact integer double, the
+    sum of the largest entries stays below the limit, and forbidden entries stay hard."""
+    for scale in (10**13, 10**15):
+        big = scaled_costs(problem, scale)
+        tables = build_tables(big)
+        net = build_network(tables, np.full(big.num_nodes, 1e9))
+        total = 0.0
+        for row in [r for r in net.unary if r is not None] + net.tables:
+            finite = row[np.isfinite(row)]
+            assert (finite == np.round(finite)).all() and (finite >= 0).all()
+            total += finite.max() if len(finite) else 0.0
+        assert total <= TOTAL_LIMIT + len(net.unary) + len(net.tables)
+        # a plan without forbidden choices has a finite scaled penalised cost in toulbar2's eyes
+        for plan, _, forbidden, _ in brute(big)[:20]:
+            if not forbidden:
+                assert net.cost_of(np.array(plan)) is not None
+
+
+# ------------------------------------------------------------------------------------------ backend
+def run_backend(problem: Problem, seconds: float, backend=None) -> tuple:
+    backend = backend or toulbar2.Toulbar2Backend()
+    report = NullReporter()
+    t0 = time.monotonic()
+    result = backend.solve(problem, time.time() + seconds, 0, None, report)
+    return result, report, time.monotonic() - t0
+
+
+@pytest.mark.slow
+@settings(max_examples=5, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(problem=tiny())
+def test_every_reported_plan_is_feasible(problem):
+    result, report, _ = run_backend(problem, 4.0)
+    assert "solves=0," not in result.note   # toulbar2 ran
+    for _, plan, _ in report.reports:
+        assert evaluate(problem, plan).feasible
+    if result.solution is not None:
+        assert evaluate(problem, result.solution).feasible
+    assert result.status in (Status.FEASIBLE, Status.NO_SOLUTION)
+
+
+def test_backend_on_the_bundled_example(bundled_example):
+    from portfolio.io import load_problem
+
+    problem = load_problem(bundled_example)
+    result, report, took = run_backend(problem, 3.0)
+    assert result.status == Status.FEASIBLE and took < 4.0
+    assert "solves=0," not in result.note
+    ev = evaluate(problem, result.solution)
+    assert ev.feasible and ev.cost >= 305
+    assert report.reports and all(evaluate(problem, p).feasible for _, p, _ in report.reports)
+
+
+def _sleeper(net, seed, seconds, ub):
+    time.sleep(60)
+
+
+def test_a_child_that_overruns_is_killed_and_the_backend_still_answers():
+    t0 = time.monotonic()
+    assert toulbar2.run_in_child(_sleeper, (None, 0, 0, None), 0.5) == ("killed", None)
+    assert time.monotonic() - t0 < 3.0
+    backend = toulbar2.Toulbar2Backend()
+    backend.child = _sleeper
+    result, report, took = run_backend(overload(), 3.5, backend)
+    assert took < 5.0
+    assert result.status == Status.FEASIBLE and evaluate(overload(), result.solution).feasible
+    assert "killed=" in result.note and "killed=0" not in result.note
+
+
+def test_scaling_error_makes_the_backend_unsupported(monkeypatch):
+    from portfolio_plugins import toulbar2_network
+
+    monkeypatch.setattr(toulbar2_network, "choose_scale",
+                        lambda *a, **k: (_ for _ in ()).throw(ScalingError("too big")))
+    result, _, _ = run_backend(overload(), 2.0)
+    assert result.status == Status.UNSUPPORTED and "too big" in result.note
+
+
+def test_missing_pytoulbar2_makes_the_backend_unavailable(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pytoulbar2", None)
+    ok, why = toulbar2.Toulbar2Backend().available()
+    assert not ok
+    assert "pip install 'pytoulbar2>=" in why and "comes with iopddl-portfolio" in why
+    from portfolio.registry import install_hint
+
+    assert install_hint("toulbar2") == "pip install 'pytoulbar2>=1.4'"
+
+
+def test_not_in_the_default_portfolio_but_selectable():
+    from portfolio.registry import Registry
+
+    registry = Registry()
+    assert "toulbar2" not in [b.name for b in registry.select(None)]
+    assert [b.name for b in registry.select(["toulbar2"])] == ["toulbar2"]
+
+
+def test_backends_lists_it():
+    from conftest import run_script
+
+    doc = json.loads(run_script("portfolio", "backends", "--json").stdout)
+    row = [b for b in doc["backends"] if b["name"] == "toulbar2"][0]
+    assert row["available"] is True
+
+
+@pytest.mark.slow
+def test_cli_toulbar2_on_the_bundled_example(bundled_example):
+    from conftest import run_script
+
+    out = run_script("portfolio", "solve", bundled_example, "-b", "toulbar2", "-t", "6", "--json",
+                     "-q", "--no-exhaustive", timeout=60)
+    assert out.returncode == 0, out.stderr[-2000:]
+    doc = json.loads(out.stdout)
+    assert doc["feasible"] is True and doc["cost"] >= 305
