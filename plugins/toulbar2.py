@@ -182,7 +182,8 @@ class _Polisher:
 
 class Toulbar2Backend(Backend):
     name = "toulbar2"
-    description = "Penalised cost-function network solved by toulbar2, per-node weight bracketing"
+    description = ("Penalised cost-function network solved by toulbar2, per-node weight bracketing "
+                   "(opt-in: -b toulbar2; not in the default portfolio yet)")
     capabilities = Capabilities(anytime=True, warm_start=True, reduced=True, randomized=True)
     default = False   # not in the default portfolio until measured (issue 21)
     vectors = VECTORS
