@@ -188,7 +188,15 @@ def _sleeper(net, seed, seconds, ub):
     time.sleep(60)
 
 
+def _live_children() -> set[int]:
+    import psutil
+
+    return {c.pid for c in psutil.Process().children(recursive=True)
+            if c.is_running() and c.status() != psutil.STATUS_ZOMBIE}
+
+
 def test_a_child_that_overruns_is_killed_and_the_backend_still_answers():
+    before = _live_children()
     t0 = time.monotonic()
     assert toulbar2.run_in_child(_sleeper, (None, 0, 0, None), 0.5) == ("killed", None)
     assert time.monotonic() - t0 < 3.0
@@ -198,6 +206,7 @@ def test_a_child_that_overruns_is_killed_and_the_backend_still_answers():
     assert took < 5.0
     assert result.status == Status.FEASIBLE and evaluate(overload(), result.solution).feasible
     assert "killed=" in result.note and "killed=0" not in result.note
+    assert not _live_children() - before  # every killed child is gone, nothing left running
 
 
 def test_scaling_error_makes_the_backend_unsupported(monkeypatch):
