@@ -280,3 +280,12 @@ def fresh_checkout(target: Path) -> Path:
     if shared.is_dir():
         (target / "shared").symlink_to(shared)
     return repo
+
+
+def live_children() -> set[int]:
+    """Pids of this process's descendants still running (zombies not counted): a test compares
+    them before and after to show that nothing it started was left behind."""
+    import psutil
+
+    return {c.pid for c in psutil.Process().children(recursive=True)
+            if c.is_running() and c.status() != psutil.STATUS_ZOMBIE}

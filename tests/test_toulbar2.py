@@ -17,6 +17,7 @@ from portfolio_plugins import toulbar2
 from portfolio_plugins.toulbar2_network import (MAX_SCALE, TOTAL_LIMIT, ScalingError, broken_nodes,
                                                 build_network, build_tables, choose_scale,
                                                 next_weights, update_bracket)
+from conftest import live_children
 from tiny import brute, make_problem, scaled_costs, tiny
 
 F = 10**18
@@ -188,15 +189,8 @@ def _sleeper(net, seed, seconds, ub):
     time.sleep(60)
 
 
-def _live_children() -> set[int]:
-    import psutil
-
-    return {c.pid for c in psutil.Process().children(recursive=True)
-            if c.is_running() and c.status() != psutil.STATUS_ZOMBIE}
-
-
 def test_a_child_that_overruns_is_killed_and_the_backend_still_answers():
-    before = _live_children()
+    before = live_children()
     t0 = time.monotonic()
     assert toulbar2.run_in_child(_sleeper, (None, 0, 0, None), 0.5) == ("killed", None)
     assert time.monotonic() - t0 < 3.0
@@ -206,7 +200,7 @@ def test_a_child_that_overruns_is_killed_and_the_backend_still_answers():
     assert took < 5.0
     assert result.status == Status.FEASIBLE and evaluate(overload(), result.solution).feasible
     assert "killed=" in result.note and "killed=0" not in result.note
-    assert not _live_children() - before  # every killed child is gone, nothing left running
+    assert not live_children() - before  # every killed child is gone, nothing left running
 
 
 def test_scaling_error_makes_the_backend_unsupported(monkeypatch):

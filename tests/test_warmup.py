@@ -6,9 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import psutil
 
-from conftest import run_script
+from conftest import live_children, run_script
 from faulty_backends import Enumerate, PrepareHangs, PrepareRaises, PrepareSegfaults
 from portfolio.runner.warmup import warm_steps, warm_up_all, warm_up_serial
 
@@ -35,18 +34,13 @@ def test_a_failing_step_is_named_and_the_others_finish(tmp_path):
     assert steps["marks"].error is None and mark.read_text() == "prepared"
 
 
-def _live_children() -> set[int]:
-    return {c.pid for c in psutil.Process().children(recursive=True)
-            if c.is_running() and c.status() != psutil.STATUS_ZOMBIE}
-
-
 def test_a_hanging_step_is_ended_at_the_timeout():
-    before = _live_children()
+    before = live_children()
     t0 = time.monotonic()
     steps = {s.name: s for s in warm_up_all([PrepareHangs()], timeout=3.0)}
     assert "still compiling after 3 s" in steps["prepare-hangs"].error
     assert time.monotonic() - t0 < 10
-    assert not _live_children() - before  # the hanging child was ended, the others had finished
+    assert not live_children() - before  # the hanging child was ended, the others had finished
 
 
 def test_serial_runs_the_same_steps_in_order(tmp_path):
