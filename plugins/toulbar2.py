@@ -197,7 +197,7 @@ class Toulbar2Backend(Backend):
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
         from portfolio.exact import BestPlan
-        from portfolio.runner.fallback import safe_plan
+        from portfolio.exact.driver import starting_plan
 
         from .toulbar2_network import (ScalingError, broken_nodes, build_network, build_tables,
                                        first_weights, global_scale, next_weights, update_bracket)
@@ -205,13 +205,12 @@ class Toulbar2Backend(Backend):
         t0 = time.monotonic()
         stop = t0 + time_left(deadline) - 0.3
         best = BestPlan(problem, report)
-        best.offer(warm_start, "warm start", own=False)
+        starting_plan(problem, warm_start, best, report)  # as the exact backends start
         if problem.num_nodes == 0:
             plan = np.zeros(0, dtype=np.int64)
             if best.offer(plan, "empty instance", own=True) or best.plan is not None:
                 return SolveResult(Status.FEASIBLE, best.plan, note="no nodes")
             return SolveResult(Status.NO_SOLUTION, note="the fixed usage alone exceeds the capacity")
-        best.offer(safe_plan(problem, 1.0), "least-memory plan", own=True)
         notes: list[str] = []
         tables = build_tables(problem)
         polisher = _Polisher(problem, seed, notes)
