@@ -247,3 +247,28 @@ def test_cli_toulbar2_on_the_bundled_example(bundled_example):
     assert out.returncode == 0, out.stderr[-2000:]
     doc = json.loads(out.stdout)
     assert doc["feasible"] is True and doc["cost"] >= 305
+
+
+def test_an_overloading_plan_is_repaired_into_a_feasible_cheaper_one():
+    """A penalised solve may return a plan that overloads memory: the polisher repairs it (the
+    kernels' greedy repair) and polishes it, instead of discarding it."""
+    from portfolio.generate import generate_problem
+    from portfolio.kernels.engine import min_volume_plan, prepare
+
+    problem = generate_problem(300, seed=3, forbidden_fraction=0.0)
+    soff = problem.strategy_offsets
+    cheapest = np.array([int(np.argmin(problem.node_costs[soff[i]:soff[i + 1]]))
+                         for i in range(problem.num_nodes)], dtype=np.int64)
+    assert not evaluate(problem, cheapest).feasible          # memory is what stops it
+    notes: list = []
+    polish = toulbar2._Polisher(problem, 0, notes)
+    assert not notes
+    fixed = polish(cheapest)
+    assert fixed is not None
+    ev = evaluate(problem, fixed)
+    assert ev.feasible
+    prep = prepare(problem)
+    safe = prep.expand(min_volume_plan(prep.rm))
+    assert ev.cost < evaluate(problem, safe).cost              # better than the least-memory plan
+    again = polish(fixed)                                        # a feasible plan only gets cheaper
+    assert again is not None and evaluate(problem, again).cost <= ev.cost
