@@ -15,6 +15,7 @@ Not in the default portfolio (``default = False``): ``-b toulbar2`` selects it.
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
 import signal
@@ -46,6 +47,21 @@ assignment before that."""
 
 LDS = 4
 """toulbar2's limited discrepancy search (budgets 0, 1, 2, 4, then plain DFBB), as the original."""
+
+RULES = ("prices", "nodes", "global")
+"""Weight rules (issue 21): ``prices`` multiplies the Lagrangian priced usage
+(:mod:`plugins.toulbar2_prices`) by per-node bracketed weights; ``nodes`` is the original's per-node
+bracketing of plain usage above the least; ``global`` brackets one weight for every node."""
+
+RULE_ENV = "PORTFOLIO_TOULBAR2_RULE"
+"""Environment variable that overrides the rule (for benchmarks: benchmarks/toulbar2_rules.py)."""
+
+PRICE_FIRST_S, PRICE_STEP_S, PRICE_SHARE = 5.0, 1.0, 0.1
+"""Subgradient seconds before the first round and between rounds, at most this share of the time
+left."""
+
+PRICE_SPREAD = 2.0
+"""The first round's multipliers of the priced usage: ``1 / 2, 1, 2`` with three vectors."""
 
 POLISH_MIN_FREE = 50
 """Below this many free nodes the kernels' polish is skipped (toulbar2 solves such networks)."""
@@ -215,7 +231,22 @@ class Toulbar2Backend(Backend):
     capabilities = Capabilities(anytime=True, warm_start=True, reduced=True, randomized=True)
     default = False   # not in the default portfolio until measured (issue 21)
     vectors = VECTORS
+    rule = "prices"
     child: Callable = staticmethod(tb2_solve)
+
+    @staticmethod
+    def _prices(problem: Problem, polisher: "_Polisher", seed: int, notes: list) -> Optional[Any]:
+        """The Lagrangian price model, or None (with a note) when the kernels are not ready."""
+        if polisher.prep is None:
+            notes.append("prices need the compiled kernels: per-node rule")
+            return None
+        from .toulbar2_prices import PriceModel
+
+        try:
+            return PriceModel(problem, polisher.prep, seed)
+        except ValueError as exc:
+            notes.append(f"prices unavailable ({exc}): per-node rule")
+            return None
 
     def available(self) -> tuple[bool, str]:
         from portfolio.exact import requirement_available
@@ -227,8 +258,8 @@ class Toulbar2Backend(Backend):
         from portfolio.exact import BestPlan
         from portfolio.exact.driver import starting_plan
 
-        from .toulbar2_network import (ScalingError, broken_nodes, build_network, build_tables,
-                                       first_weights, global_scale, next_weights, update_bracket)
+        from .toulbar2_network import (Bracketing, ScalingError, broken_nodes, build_network,
+                                       build_tables, first_weights, global_scale, spread)
 
         t0 = time.monotonic()
         stop = t0 + time_left(deadline) - 0.3
@@ -244,8 +275,24 @@ class Toulbar2Backend(Backend):
         polisher = _Polisher(problem, seed, notes)
         rng = np.random.default_rng(seed)
         n, k = problem.num_nodes, max(1, int(self.vectors))
-        lb, ub = np.zeros(n), np.full(n, np.inf)
-        weights = first_weights(global_scale(tables), n, k, rng, tables.breakable)
+        rule = os.environ.get(RULE_ENV, self.rule)
+        if rule not in RULES:
+            notes.append(f"unknown rule {rule!r} in ${RULE_ENV}: {self.rule}")
+            rule = self.rule
+        prices = None
+        if rule == "prices":
+            prices = self._prices(problem, polisher, seed, notes)
+            rule = "nodes" if prices is None else rule
+        if prices is not None:
+            # no target yet: the start plan (least memory) is far too dear a target, its steps
+            # overshoot (N: 0.55 against 0.96 with the primal target)
+            prices.advance(min(PRICE_FIRST_S, PRICE_SHARE * (stop - time.monotonic())), None)
+            tables = dataclasses.replace(tables, excess=prices.penalty())
+            first = spread(1.0, n, k, rng, PRICE_SPREAD)
+        else:
+            first = first_weights(global_scale(tables), n, k, rng)
+        bracket = Bracketing(first, rng, tables.breakable, per_node=rule != "global")
+        weights = bracket.vectors()
         stats = {"rounds": 0, "solves": 0, "killed": 0, "plans": 0, "feasible": 0, "polished": 0,
                  "improved": 0}
         out_of_time = False
@@ -307,11 +354,16 @@ class Toulbar2Backend(Backend):
                                        else "toulbar2 + repair + polish", own=True)
                 stats["improved"] += int(improved)
             stats["rounds"] += int(bool(solved_w))
-            if solved_w:
-                lb, ub = update_bracket(lb, ub, np.array(solved_w), np.array(solved_b))
-            weights = next_weights(lb, ub, k, rng, tables.breakable)
+            bracket.update(np.array(solved_w).reshape(-1, n), np.array(solved_b).reshape(-1, n))
+            weights = bracket.vectors()
             limit = min(LIMIT_MAX, limit + LIMIT_STEP)
-        note = ", ".join(notes + [f"{key}={v}" for key, v in stats.items()])
+            if prices is not None and time.monotonic() < stop - 2.0:
+                prices.advance(min(PRICE_STEP_S, PRICE_SHARE * (stop - time.monotonic())),
+                               best.plan if stats["improved"] else None)
+                tables = dataclasses.replace(tables, excess=prices.penalty())
+        if prices is not None:
+            stats["price_steps"] = prices.steps
+        note = ", ".join([f"rule={rule}"] + notes + [f"{key}={v}" for key, v in stats.items()])
         timings = {k: round(v, 3) for k, v in timings.items()}
         timings["total_s"] = round(time.monotonic() - t0, 3)
         if best.plan is None:

@@ -272,3 +272,58 @@ def test_an_overloading_plan_is_repaired_into_a_feasible_cheaper_one():
     assert ev.cost < evaluate(problem, safe).cost              # better than the least-memory plan
     again = polish(fixed)                                        # a feasible plan only gets cheaper
     assert again is not None and evaluate(problem, again).cost <= ev.cost
+
+
+# ------------------------------------------------------------------------------------------ rules
+def test_the_global_rule_moves_every_node_together():
+    from portfolio_plugins.toulbar2_network import Bracketing
+
+    rng = np.random.default_rng(0)
+    breakable = np.array([True, True, True, False])
+    first = np.array([[1.0, 1.1, 0.9, 1.0], [4.0, 4.2, 3.9, 4.0]])
+    rule = Bracketing(first, rng, breakable, per_node=False)
+    w = rule.vectors()
+    assert (w[:, 3] == 0).all()
+    assert np.ptp(w[:, :3], axis=1).max() == 0           # one weight for every breakable node
+    # only node 2 broken at the low weight, nobody at the high one: every node moves up together
+    rule.update(w, np.array([[False, False, True, False], [False, False, False, False]]))
+    nxt = rule.vectors()
+    assert np.ptp(nxt[:, :3], axis=1).max() == 0
+    assert (nxt[:, 0] > w[0, 0]).all() and (nxt[:, 0] <= w[1, 0]).all()
+    per_node = Bracketing(first, rng, breakable, per_node=True)
+    per_node.update(first, np.array([[False, False, True, False], [False, False, False, False]]))
+    mixed = per_node.vectors()
+    assert (mixed[:, 2] > first[0, 2]).all() and (mixed[:, 0] <= first[0, 0]).all()
+
+
+def test_prices_charge_only_where_memory_binds():
+    """overload(): nodes 0 and 1 share a point where both heavy choices cannot fit, node 2 lives
+    alone with room to spare. After some subgradient steps the heavy strategies of nodes 0 and 1
+    pay a positive priced penalty, the light ones none, node 2 nothing at all."""
+    from portfolio.kernels.engine import prepare
+    from portfolio_plugins.toulbar2_prices import PriceModel
+
+    problem = overload()
+    prices = PriceModel(problem, prepare(problem), seed=0)
+    prices.advance(0.5)
+    assert prices.steps > 0
+    pen = prices.penalty()
+    soff = problem.strategy_offsets
+    assert (pen >= 0).all()
+    assert pen[soff[0]] > 0 and pen[soff[1]] > 0            # heavy strategies priced
+    assert pen[soff[0] + 1] == 0 and pen[soff[1] + 1] == 0   # the light ones are the least
+    assert (pen[soff[2]:soff[3]] == 0).all()                 # no pressure where node 2 lives
+    assert prices.priced_nodes(pen).tolist() == [True, True, False]
+
+
+@pytest.mark.parametrize("rule", ["prices", "nodes", "global"])
+def test_each_rule_reports_only_feasible_plans(rule, monkeypatch):
+    from portfolio.generate import generate_problem
+
+    problem = generate_problem(300, seed=5, forbidden_fraction=0.0)
+    monkeypatch.setenv(toulbar2.RULE_ENV, rule)
+    result, report, took = run_backend(problem, 6.0)
+    assert f"rule={rule}," in result.note and "solves=0," not in result.note
+    assert took < 7.5
+    assert result.status == Status.FEASIBLE and evaluate(problem, result.solution).feasible
+    assert report.reports and all(evaluate(problem, p).feasible for _, p, _ in report.reports)
