@@ -68,9 +68,15 @@ POLISH_MIN_FREE = 50
 
 
 # ------------------------------------------------------------------------------------------ child
-def tb2_solve(net: Any, seed: int, seconds: float, ub: Optional[int]) -> dict:
+def tb2_solve(net: Any, seed: int, seconds: float, ub: Optional[int],
+              start: Optional[np.ndarray] = None) -> dict:
     """Post ``net`` to toulbar2 and solve it (run in a forked child: toulbar2 keeps global state).
-    Returns ``{"plan": list or None, "dual": float or None, "build_s", "solve_s"}``."""
+
+    ``ub``: only plans of penalised cost below it are wanted. ``start``: a plan whose values
+    toulbar2 tries first at every node (its "best value" per variable, which its value ordering
+    follows), so the first dive of the limited discrepancy search runs along the incumbent and the
+    later ones explore around it. Returns ``{"plan": list or None, "dual": float or None,
+    "build_s", "solve_s"}``."""
     import pytoulbar2
 
     t0 = time.monotonic()
@@ -85,17 +91,43 @@ def tb2_solve(net: Any, seed: int, seconds: float, ub: Optional[int]) -> dict:
         cfn.AddFunction(list(scope), table.tolist())
     t1 = time.monotonic()
     started_search()
+    plan = None
     try:
-        result = cfn.Solve(timeLimit=max(1, int(seconds)))
+        plan = _solve_from(cfn, max(1, int(seconds)), start)
     except Exception:  # noqa: BLE001 -- a contradiction: nothing below the upper bound
-        result = None
+        plan = None
     dual = None
     try:
         dual = float(cfn.GetDDualBound())
     except Exception:  # noqa: BLE001
         pass
-    return {"plan": None if result is None else [int(v) for v in result[0]], "dual": dual,
-            "build_s": t1 - t0, "solve_s": time.monotonic() - t1}
+    return {"plan": plan, "dual": dual, "build_s": t1 - t0, "solve_s": time.monotonic() - t1}
+
+
+def _solve_from(cfn: Any, seconds: int, start: Optional[np.ndarray]) -> Optional[list]:
+    """pytoulbar2's ``CFN.Solve`` for one optimisation, with ``start`` set as every variable's
+    preferred value after the network is sorted (``Solve`` has no hook for it)."""
+    if start is None:
+        result = cfn.Solve(timeLimit=seconds)
+        return None if result is None else [int(v) for v in result[0]]
+    import pytoulbar2
+
+    tb2 = pytoulbar2.pytb2
+    tb2.check()
+    cfn.CFN.timer(seconds)
+    if cfn.UbInit is not None:
+        cfn.CFN.wcsp.updateDUb(cfn.UbInit)
+    try:
+        cfn.CFN.wcsp.sortConstraints()
+    except tb2.Contradiction:
+        cfn.CFN.wcsp.whenContradiction()
+        return None
+    for var, value in enumerate(np.asarray(start, dtype=np.int64).tolist()):
+        cfn.CFN.wcsp.setBestValue(var, value)
+    cfn.CFN.solve()
+    if len(cfn.CFN.solutions()) == 0:
+        return None
+    return [int(v) for v in cfn.CFN.solution()]
 
 
 _SEND: Optional[Callable] = None
@@ -323,7 +355,7 @@ class Toulbar2Backend(Backend):
                     break
                 outcome, value = run_in_child(
                     self.child, (net, seed + stats["solves"], seconds,
-                                 None if ub_cost is None else ub_cost + 1),
+                                 None if ub_cost is None else ub_cost + 1, best.plan),
                     seconds + build_guess + KILL_GRACE, search=seconds, cap=stop)
                 stats["solves"] += 1
                 if outcome == "ok" and isinstance(value, dict) and "build_s" in value:

@@ -185,7 +185,7 @@ def test_backend_on_the_bundled_example(bundled_example):
     assert report.reports and all(evaluate(problem, p).feasible for _, p, _ in report.reports)
 
 
-def _sleeper(net, seed, seconds, ub):
+def _sleeper(net, seed, seconds, ub, start=None):
     time.sleep(60)
 
 
@@ -327,3 +327,19 @@ def test_each_rule_reports_only_feasible_plans(rule, monkeypatch):
     assert took < 7.5
     assert result.status == Status.FEASIBLE and evaluate(problem, result.solution).feasible
     assert report.reports and all(evaluate(problem, p).feasible for _, p, _ in report.reports)
+
+
+def test_a_start_plan_is_followed_and_never_makes_the_answer_worse():
+    """With the incumbent as every variable's preferred value, toulbar2 still returns the
+    penalised optimum on small networks (it proves it), from a good and from a bad start."""
+    problem = overload()
+    net = build_network(build_tables(problem), np.array([1000.0, 1000.0, 0.0]))
+    plain = solve_child(problem, [1000.0, 1000.0, 0.0])
+    for start in (plain, np.array([0, 0, 1])):
+        outcome, value = toulbar2.run_in_child(toulbar2.tb2_solve, (net, 1, 2.0, None, start), 20.0)
+        assert outcome == "ok", value
+        assert net.cost_of(np.array(value["plan"])) == net.cost_of(plain)
+    # a start that already is the optimum, with the upper bound at its cost: nothing better
+    outcome, value = toulbar2.run_in_child(
+        toulbar2.tb2_solve, (net, 1, 2.0, net.cost_of(plain), plain), 20.0)
+    assert outcome == "ok" and value["plan"] is None
