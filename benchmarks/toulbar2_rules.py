@@ -3,8 +3,9 @@
 Runs ``portfolio solve FILE -b BACKEND -t SECONDS --seed S --json`` as a user would (a fresh
 process each time, the runner giving the idle core the backend's second seed), for every
 instance, seed and variant, **alternated** (seed-major: every variant of seed 0, then of seed 1,
-...), so a drift of the machine spreads over all variants. A variant is ``toulbar2:RULE`` (the rule
-set through ``PORTFOLIO_TOULBAR2_RULE``) or a backend name. Each run's JSON goes to
+...), so a drift of the machine spreads over all variants. A variant is a backend name or
+``toulbar2:RULE[:nostart][:limitS]`` (the rule set through ``PORTFOLIO_TOULBAR2_RULE``, ``nostart``
+turns off following the incumbent, ``limitS`` makes the first solve ``S`` seconds). Each run's JSON goes to
 ``runs/<name>/<instance>-<variant>-s<seed>.json``; the script prints one markdown table with the
 score (best known / cost) per seed and the median.
 
@@ -32,10 +33,15 @@ from backends import best_known  # noqa: E402
 
 
 def run_one(path: Path, variant: str, seconds: float, seed: int, out: Path) -> dict:
-    backend, _, rule = variant.partition(":")
+    backend, *options = variant.split(":")
     env = dict(os.environ)
-    if rule:
-        env["PORTFOLIO_TOULBAR2_RULE"] = rule
+    for option in options:
+        if option == "nostart":
+            env["PORTFOLIO_TOULBAR2_START"] = "0"
+        elif option.startswith("limit"):
+            env["PORTFOLIO_TOULBAR2_LIMIT"] = option[len("limit"):]
+        elif option:
+            env["PORTFOLIO_TOULBAR2_RULE"] = option
     cmd = [sys.executable, "-m", "portfolio", "solve", str(path), "-b", backend, "-t", str(seconds),
            "--seed", str(seed), "--json", "-q"]
     t0 = time.monotonic()

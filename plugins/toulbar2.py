@@ -56,6 +56,12 @@ bracketing of plain usage above the least; ``global`` brackets one weight for ev
 RULE_ENV = "PORTFOLIO_TOULBAR2_RULE"
 """Environment variable that overrides the rule (for benchmarks: benchmarks/toulbar2_rules.py)."""
 
+LIMIT_ENV = "PORTFOLIO_TOULBAR2_LIMIT"
+"""Overrides ``FIRST_LIMIT`` (for benchmarks)."""
+
+START_ENV = "PORTFOLIO_TOULBAR2_START"
+"""``0`` turns off following the incumbent's values (for benchmarks)."""
+
 PRICE_FIRST_S, PRICE_STEP_S, PRICE_SHARE = 5.0, 1.0, 0.1
 """Subgradient seconds before the first round and between rounds, at most this share of the time
 left."""
@@ -202,6 +208,18 @@ def run_in_child(target: Callable, args: tuple, limit: float, search: Optional[f
         recv.close()
 
 
+def _first_limit(notes: list) -> float:
+    """``FIRST_LIMIT``, or ``$PORTFOLIO_TOULBAR2_LIMIT`` seconds (for benchmarks)."""
+    raw = os.environ.get(LIMIT_ENV)
+    if raw is None:
+        return FIRST_LIMIT
+    try:
+        return max(1.0, float(raw))
+    except ValueError:
+        notes.append(f"${LIMIT_ENV}={raw!r} is not a number: {FIRST_LIMIT} s")
+        return FIRST_LIMIT
+
+
 # ------------------------------------------------------------------------------------------ backend
 class _Polisher:
     """The kernels' memory repair and exact descent, when the kernels are compiled.
@@ -324,19 +342,23 @@ class Toulbar2Backend(Backend):
         else:
             first = first_weights(global_scale(tables), n, k, rng)
         bracket = Bracketing(first, rng, tables.breakable, per_node=rule != "global")
+        # toulbar2 follows the incumbent only once it is a found plan (this backend's or a
+        # better one from the portfolio): following the least-memory start plan ruined N (0.31)
+        use_start = os.environ.get(START_ENV, "1") != "0"
+        follow = False
         weights = bracket.vectors()
         stats = {"rounds": 0, "solves": 0, "killed": 0, "plans": 0, "feasible": 0, "polished": 0,
                  "improved": 0}
         out_of_time = False
         timings = {"setup_s": time.monotonic() - t0, "post_s": 0.0, "search_s": 0.0}
-        limit = FIRST_LIMIT
+        limit = _first_limit(notes)
         build_guess = 0.5 + 1e-6 * (len(problem.edge_costs) + len(problem.node_costs))
         while not out_of_time and time.monotonic() < stop - 1.0:
             try:
                 other = report.best()
             except Exception:  # noqa: BLE001 -- sharing is best effort
                 other = None
-            best.offer(other, "portfolio best", own=False)
+            follow |= best.offer(other, "portfolio best", own=False) and use_start
             solved_w, solved_b = [], []
             for w in weights:
                 left = stop - time.monotonic()
@@ -355,7 +377,8 @@ class Toulbar2Backend(Backend):
                     break
                 outcome, value = run_in_child(
                     self.child, (net, seed + stats["solves"], seconds,
-                                 None if ub_cost is None else ub_cost + 1, best.plan),
+                                 None if ub_cost is None else ub_cost + 1,
+                                 best.plan if follow else None),
                     seconds + build_guess + KILL_GRACE, search=seconds, cap=stop)
                 stats["solves"] += 1
                 if outcome == "ok" and isinstance(value, dict) and "build_s" in value:
@@ -385,6 +408,7 @@ class Toulbar2Backend(Backend):
                 improved |= best.offer(polished, "toulbar2 + polish" if feasible
                                        else "toulbar2 + repair + polish", own=True)
                 stats["improved"] += int(improved)
+                follow |= bool(improved) and use_start
             stats["rounds"] += int(bool(solved_w))
             bracket.update(np.array(solved_w).reshape(-1, n), np.array(solved_b).reshape(-1, n))
             weights = bracket.vectors()
