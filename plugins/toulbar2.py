@@ -24,7 +24,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status, time_left
+from portfolio.backend import (Backend, Capabilities, Reporter, SolveResult, Status, report_bound,
+                               time_left)
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
 from portfolio.problem import Problem
@@ -55,6 +56,13 @@ bracketing of plain usage above the least; ``global`` brackets one weight for ev
 
 RULE_ENV = "PORTFOLIO_TOULBAR2_RULE"
 """Environment variable that overrides the rule (for benchmarks: benchmarks/toulbar2_rules.py)."""
+
+EXACT_SHARE = 0.5
+"""Share of the time the exact mode may use on an eligible (small) instance before the penalty
+search takes over (B and G are proven in under a second: docs/benchmarks/toulbar2.md)."""
+
+EXACT_ENV = "PORTFOLIO_TOULBAR2_EXACT"
+"""``0`` turns the exact mode off (for benchmarks and tests of the penalty search alone)."""
 
 LIMIT_ENV = "PORTFOLIO_TOULBAR2_LIMIT"
 """Overrides ``FIRST_LIMIT`` (for benchmarks)."""
@@ -278,7 +286,8 @@ class Toulbar2Backend(Backend):
     name = "toulbar2"
     description = ("Penalised cost-function network solved by toulbar2, per-node weight bracketing "
                    "(opt-in: -b toulbar2; not in the default portfolio yet)")
-    capabilities = Capabilities(anytime=True, warm_start=True, reduced=True, randomized=True)
+    capabilities = Capabilities(exact=True, anytime=True, warm_start=True, reduced=True,
+                                randomized=True)
     default = False   # not in the default portfolio until measured (issue 21)
     vectors = VECTORS
     rule = "prices"
@@ -321,6 +330,12 @@ class Toulbar2Backend(Backend):
                 return SolveResult(Status.FEASIBLE, best.plan, note="no nodes")
             return SolveResult(Status.NO_SOLUTION, note="the fixed usage alone exceeds the capacity")
         notes: list[str] = []
+        lower: Optional[int] = None
+        exact = self._exact(problem, stop, seed, best, report, notes)
+        if exact is not None:
+            if isinstance(exact, SolveResult):
+                return exact
+            lower = exact
         tables = build_tables(problem)
         polisher = _Polisher(problem, seed, notes)
         rng = np.random.default_rng(seed)
@@ -423,9 +438,49 @@ class Toulbar2Backend(Backend):
         timings = {k: round(v, 3) for k, v in timings.items()}
         timings["total_s"] = round(time.monotonic() - t0, 3)
         if best.plan is None:
-            return SolveResult(Status.NO_SOLUTION, note=note or "no feasible plan found",
-                               timings=timings)
-        return SolveResult(Status.FEASIBLE, best.plan, note=note, timings=timings)
+            return SolveResult(Status.NO_SOLUTION, lower_bound=lower,
+                               note=note or "no feasible plan found", timings=timings)
+        return SolveResult(Status.FEASIBLE, best.plan, lower_bound=lower, note=note,
+                           timings=timings)
+
+    def _exact(self, problem: Problem, stop: float, seed: int, best: Any, report: Reporter,
+               notes: list) -> Optional[Any]:
+        """The exact mode (:mod:`plugins.toulbar2_exact`) on a small reduced instance, for up to
+        ``EXACT_SHARE`` of the time, before the penalty search: a proven answer ends the run
+        (:class:`SolveResult`), else its lower bound (an int) or None is returned and the penalty
+        search goes on from its plan. Not eligible (size, cost span): None, with the reason."""
+        if os.environ.get(EXACT_ENV, "1") == "0":
+            return None
+        from .toulbar2_exact import exact_eligible, solve_exact
+
+        ok, why = exact_eligible(problem)
+        if not ok:
+            notes.append(f"exact mode off ({why})")
+            return None
+        seconds = EXACT_SHARE * (stop - time.monotonic())
+        if seconds < 1.0:
+            return None
+        out = solve_exact(problem, seconds, seed=seed, ub=best.cost, start=best.plan)
+        notes.append(f"exact mode: {out['note']}")
+        if out["plan"] is not None:
+            best.offer(np.asarray(out["plan"], dtype=np.int64), "toulbar2 exact mode", own=True)
+        dual = out["dual"]
+        if out["proven"] and best.plan is not None and best.cost == out["cost"]:
+            return SolveResult(Status.OPTIMAL, best.plan, lower_bound=best.cost,
+                               note=f"proven optimal by the exact mode ({out['note']})",
+                               timings=out["timings"])
+        if out["infeasible"] and best.plan is None:
+            return SolveResult(Status.INFEASIBLE_PROVEN,
+                               note=f"the exact mode proved it ({out['note']})",
+                               timings=out["timings"])
+        if dual is not None and best.cost is not None and dual > best.cost:
+            # nothing cheaper than the incumbent: the incumbent is optimal
+            return SolveResult(Status.OPTIMAL, best.plan, lower_bound=best.cost,
+                               note=f"the exact mode proved the incumbent optimal ({out['note']})",
+                               timings=out["timings"])
+        if dual is not None:
+            report_bound(report, int(dual), "toulbar2 exact mode")
+        return None if dual is None else int(dual)
 
 
 @hookimpl

@@ -164,7 +164,13 @@ def run_backend(problem: Problem, seconds: float, backend=None) -> tuple:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(problem=tiny())
 def test_every_reported_plan_is_feasible(problem):
-    result, report, _ = run_backend(problem, 4.0)
+    import os
+
+    os.environ[toulbar2.EXACT_ENV] = "0"    # the penalty search itself, not the exact mode
+    try:
+        result, report, _ = run_backend(problem, 4.0)
+    finally:
+        del os.environ[toulbar2.EXACT_ENV]
     assert "solves=0," not in result.note   # toulbar2 ran
     for _, plan, _ in report.reports:
         assert evaluate(problem, plan).feasible
@@ -178,10 +184,9 @@ def test_backend_on_the_bundled_example(bundled_example):
 
     problem = load_problem(bundled_example)
     result, report, took = run_backend(problem, 3.0)
-    assert result.status == Status.FEASIBLE and took < 4.0
-    assert "solves=0," not in result.note
+    assert result.status == Status.OPTIMAL and took < 4.0      # the exact mode proves it
     ev = evaluate(problem, result.solution)
-    assert ev.feasible and ev.cost >= 305
+    assert ev.feasible and ev.cost == 305 == result.lower_bound
     assert report.reports and all(evaluate(problem, p).feasible for _, p, _ in report.reports)
 
 
@@ -189,7 +194,8 @@ def _sleeper(net, seed, seconds, ub, start=None):
     time.sleep(60)
 
 
-def test_a_child_that_overruns_is_killed_and_the_backend_still_answers():
+def test_a_child_that_overruns_is_killed_and_the_backend_still_answers(monkeypatch):
+    monkeypatch.setenv(toulbar2.EXACT_ENV, "0")   # the penalty search's children
     before = live_children()
     t0 = time.monotonic()
     assert toulbar2.run_in_child(_sleeper, (None, 0, 0, None), 0.5) == ("killed", None)
@@ -322,6 +328,7 @@ def test_each_rule_reports_only_feasible_plans(rule, monkeypatch):
 
     problem = generate_problem(300, seed=5, forbidden_fraction=0.0)
     monkeypatch.setenv(toulbar2.RULE_ENV, rule)
+    monkeypatch.setenv(toulbar2.EXACT_ENV, "0")   # small enough for the exact mode otherwise
     result, report, took = run_backend(problem, 6.0)
     assert f"rule={rule}," in result.note and "solves=0," not in result.note
     assert took < 7.5
@@ -343,3 +350,78 @@ def test_a_start_plan_is_followed_and_never_makes_the_answer_worse():
     outcome, value = toulbar2.run_in_child(
         toulbar2.tb2_solve, (net, 1, 2.0, net.cost_of(plain), plain), 20.0)
     assert outcome == "ok" and value["plan"] is None
+
+
+@pytest.mark.slow
+def test_ctrl_c_through_the_runner_ends_toulbar2_children_and_prints_the_best_plan(tmp_path):
+    """Ctrl-C while toulbar2's forked solver child runs (runner -> worker -> toulbar2 child): the
+    command prints its best verified plan at once and exits 130, and no process it started (the
+    toulbar2 child included) outlives it."""
+    import os
+    import signal
+    import subprocess
+
+    import psutil
+
+    from portfolio.generate import generate_problem
+    from portfolio.io import write_problem
+
+    instance = tmp_path / "generated.json"
+    problem = generate_problem(1500, seed=7, forbidden_fraction=0.0)
+    write_problem(problem, instance)
+    exe = str(__import__("pathlib").Path(sys.executable).with_name("portfolio"))
+    proc = subprocess.Popen([exe, "solve", str(instance), "-b", "toulbar2", "-t", "60", "-q",
+                             "--no-early-stop"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline, depth = time.monotonic() + 40, 0
+        while time.monotonic() < deadline and depth < 3:   # wait for a toulbar2 grandchild
+            time.sleep(0.5)
+            kids = psutil.Process(proc.pid).children(recursive=True)
+            depth = max((len([p for p in k.parents() if p.pid != proc.pid and
+                              p.pid in {c.pid for c in kids}]) + 2 for k in kids), default=0)
+        assert depth >= 3, "no toulbar2 child started"
+        in_session = {p.pid for p in psutil.process_iter() if _session(p) == proc.pid}
+        t0 = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+        assert time.monotonic() - t0 < 5
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    plan = json.loads(out.strip().splitlines()[-1])
+    assert evaluate(problem, plan).feasible
+    time.sleep(1.0)
+    left = [pid for pid in in_session if psutil.pid_exists(pid)
+            and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+    assert not left, f"still running after Ctrl-C: {left}"
+
+
+def _session(p) -> int:
+    import os
+
+    try:
+        return os.getsid(p.pid)
+    except OSError:
+        return -1
+
+
+@settings(max_examples=15, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(problem=tiny())
+def test_the_exact_mode_proves_the_brute_force_optimum_through_the_backend(problem):
+    plans = brute(problem)
+    clean = [cost for _, cost, forbidden, feasible in plans if feasible and not forbidden]
+    result, report, took = run_backend(problem, 4.0)
+    assert took < 5.0
+    if clean:
+        assert result.status == Status.OPTIMAL, result.note
+        assert evaluate(problem, result.solution).cost == min(clean) + problem.cost_offset \
+            or evaluate(problem, result.solution).cost == min(clean)
+        assert result.lower_bound == evaluate(problem, result.solution).cost
+    elif not any(feasible for *_, feasible in plans):
+        assert result.status in (Status.INFEASIBLE_PROVEN, Status.NO_SOLUTION)
+        assert result.solution is None
+    else:   # only plans with forbidden choices fit: never claimed optimal
+        assert result.status != Status.OPTIMAL
