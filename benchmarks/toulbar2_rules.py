@@ -3,7 +3,7 @@
 Runs ``portfolio solve FILE -b BACKEND -t SECONDS --seed S --json`` as a user would (a fresh
 process each time, the runner giving the idle core the backend's second seed), for every
 instance, seed and variant, **alternated** (seed-major: every variant of seed 0, then of seed 1,
-...), so a drift of the machine spreads over all variants. A variant is a backend name or
+...), so a drift of the machine spreads over all variants. A variant is a backend name (several: ``a/b/c``) or
 ``toulbar2:RULE[:nostart][:limitS]`` (the rule set through ``PORTFOLIO_TOULBAR2_RULE``, ``nostart``
 turns off following the incumbent, ``limitS`` makes the first solve ``S`` seconds). Each run's JSON goes to
 ``runs/<name>/<instance>-<variant>-s<seed>.json``; the script prints one markdown table with the
@@ -34,6 +34,7 @@ from backends import best_known  # noqa: E402
 
 def run_one(path: Path, variant: str, seconds: float, seed: int, out: Path) -> dict:
     backend, *options = variant.split(":")
+    backend = backend.replace("/", ",")   # several backends: a/b/c
     env = dict(os.environ)
     for option in options:
         if option == "nostart":

@@ -176,7 +176,8 @@ def run_in_child(target: Callable, args: tuple, limit: float, search: Optional[f
     wall-clock seconds later (toulbar2's own timer is that signal on CPU time, which runs slower
     than the wall clock on a busy machine; its handler ends the search with the best assignment),
     and the kill waits until ``KILL_GRACE`` after that, but never past ``cap`` (a
-    ``time.monotonic()`` value)."""
+    ``time.monotonic()`` value; the signal then comes ``KILL_GRACE`` before ``cap``, so a post that
+    took longer than expected still returns the search's best plan instead of being killed)."""
     ctx = multiprocessing.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child_main, args=(send, target, args), daemon=True)
@@ -196,7 +197,8 @@ def run_in_child(target: Callable, args: tuple, limit: float, search: Optional[f
                 if kind == "posted" and search is not None:
                     alarm = time.monotonic() + search
                     end = max(end, alarm + KILL_GRACE)
-                    if cap is not None:
+                    if cap is not None:   # a slow post must not cost the whole solve at the cap
+                        alarm = min(alarm, cap - KILL_GRACE)
                         end = min(end, cap)
                     continue
                 if kind == "posted":

@@ -425,3 +425,26 @@ def test_the_exact_mode_proves_the_brute_force_optimum_through_the_backend(probl
         assert result.solution is None
     else:   # only plans with forbidden choices fit: never claimed optimal
         assert result.status != Status.OPTIMAL
+
+
+def _long_search(net, seed, seconds, ub, start=None):
+    """Says its search started, then 'searches' until SIGVTALRM arrives (toulbar2's own way
+    out), and answers."""
+    import signal
+
+    stopped = []
+    signal.signal(signal.SIGVTALRM, lambda *_: stopped.append(time.monotonic()))
+    toulbar2.started_search()
+    while not stopped:
+        time.sleep(0.01)
+    return {"plan": [0], "stopped_at": stopped[0]}
+
+
+def test_a_solve_running_into_the_cap_is_stopped_before_it_not_killed():
+    t0 = time.monotonic()
+    cap = t0 + 2.0
+    outcome, value = toulbar2.run_in_child(_long_search, (None, 0, 30.0, None), 60.0, search=30.0,
+                                           cap=cap)
+    assert outcome == "ok", value
+    assert value["stopped_at"] <= cap - toulbar2.KILL_GRACE + 0.3
+    assert time.monotonic() - t0 < 2.5
