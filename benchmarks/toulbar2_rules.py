@@ -4,8 +4,8 @@ Runs ``portfolio solve FILE -b BACKEND -t SECONDS --seed S --json`` as a user wo
 process each time, the runner giving the idle core the backend's second seed), for every
 instance, seed and variant, **alternated** (seed-major: every variant of seed 0, then of seed 1,
 ...), so a drift of the machine spreads over all variants. A variant is a backend name (several: ``a/b/c``) or
-``toulbar2:RULE[:nostart][:limitS]`` (the rule set through ``PORTFOLIO_TOULBAR2_RULE``, ``nostart``
-turns off following the incumbent, ``limitS`` makes the first solve ``S`` seconds). Each run's JSON goes to
+``toulbar2:RULE[:start|:nostart][:limitS]`` (the rule set through ``PORTFOLIO_TOULBAR2_RULE``, ``start``/``nostart``
+turn following the incumbent on/off, ``limitS`` makes the first solve ``S`` seconds). Each run's JSON goes to
 ``runs/<name>/<instance>-<variant>-s<seed>.json``; the script prints one markdown table with the
 score (best known / cost) per seed and the median.
 
@@ -37,8 +37,8 @@ def run_one(path: Path, variant: str, seconds: float, seed: int, out: Path) -> d
     backend = backend.replace("/", ",")   # several backends: a/b/c
     env = dict(os.environ)
     for option in options:
-        if option == "nostart":
-            env["PORTFOLIO_TOULBAR2_START"] = "0"
+        if option in ("start", "nostart"):
+            env["PORTFOLIO_TOULBAR2_START"] = "1" if option == "start" else "0"
         elif option.startswith("limit"):
             env["PORTFOLIO_TOULBAR2_LIMIT"] = option[len("limit"):]
         elif option:

@@ -68,7 +68,7 @@ LIMIT_ENV = "PORTFOLIO_TOULBAR2_LIMIT"
 """Overrides ``FIRST_LIMIT`` (for benchmarks)."""
 
 START_ENV = "PORTFOLIO_TOULBAR2_START"
-"""``0`` turns off following the incumbent's values (for benchmarks)."""
+"""``1`` makes toulbar2 follow the incumbent's values (off by default: it made plans worse)."""
 
 PRICE_FIRST_S, PRICE_STEP_S, PRICE_SHARE = 5.0, 1.0, 0.1
 """Subgradient seconds before the first round and between rounds, at most this share of the time
@@ -359,9 +359,11 @@ class Toulbar2Backend(Backend):
         else:
             first = first_weights(global_scale(tables), n, k, rng)
         bracket = Bracketing(first, rng, tables.breakable, per_node=rule != "global")
-        # toulbar2 follows the incumbent only once it is a found plan (this backend's or a
-        # better one from the portfolio): following the least-memory start plan ruined N (0.31)
-        use_start = os.environ.get(START_ENV, "1") != "0"
+        # Following the incumbent's values (toulbar2's value heuristic) is off by default: measured
+        # at 60 s, three seeds (docs/benchmarks/toulbar2.md), medians N 0.947 with it against
+        # 0.980 without, S 0.909 against 0.981; from the least-memory start plan it ruined N
+        # (0.31). When turned on, it waits for a found plan (this backend's or the portfolio's).
+        use_start = os.environ.get(START_ENV, "0") == "1"
         follow = False
         weights = bracket.vectors()
         stats = {"rounds": 0, "solves": 0, "killed": 0, "plans": 0, "feasible": 0, "polished": 0,
