@@ -1,16 +1,27 @@
-"""The ``toulbar2`` backend: the 2025 contest winner's penalty method (techniques.md section 1).
+"""The ``toulbar2`` backend: the 2025 contest winner's penalty method (techniques.md section 1),
+made better with what the project has.
 
-Memory is not a constraint here: each node's unary cost is charged ``w_i`` per unit of usage above
-its least usage, and toulbar2 (limited discrepancy search) minimises the whole penalised network
-(:mod:`plugins.toulbar2_network`: network, integer scaling, weight rule). Each plan it returns is
-evaluated exactly; a feasible one is polished with the project's local-search kernels (when
-compiled) and reported when it beats this backend's best. The weights are bracketed per node
-between values that did and did not overload memory inside the node's interval, ``K`` vectors a
-round, each solved in its own forked child that is killed at its limit (toulbar2 keeps global
-state, and its own timer overruns on big networks). The portfolio's best plan gives toulbar2 its
-initial upper bound (its penalised cost, plus one).
+* **Exact mode** first on small reduced instances (:mod:`plugins.toulbar2_exact`: the true problem,
+  one knapsack per time point that can overload, unscaled): a completed search ends the run with
+  an optimality claim; its bound is reported otherwise (B and G are proven in under a second).
+* **Penalty search** until the deadline: memory is not a constraint; each strategy pays a weight
+  times its *priced* usage (:mod:`plugins.toulbar2_prices`: the Lagrangian prices of the project's
+  subgradient, so usage costs only where memory binds; the original charges all usage above the
+  node's least), and toulbar2 (limited discrepancy search) minimises the whole penalised network
+  (:mod:`plugins.toulbar2_network`: network, integer scaling, bracketing). Weights are bracketed
+  per node between values that did and did not overload memory inside the node's intervals, ``K``
+  vectors a round, each solved in its own forked child that is stopped at its limit and killed
+  soon after (toulbar2 keeps global state, and its own CPU timer overruns on a busy machine).
+* **Every plan counts**: each returned plan is evaluated exactly; one that overloads memory is
+  repaired by the kernels' greedy repair (the original only feeds it to the weights), then
+  polished by the kernels' descent, and reported when it beats this backend's best.
+* **Incumbents**: the portfolio's best plan gives toulbar2 its upper bound (its penalised cost, plus
+  one); toulbar2's plans reach the other backends through the runner. Following the incumbent's
+  values in toulbar2's value ordering is available (``PORTFOLIO_TOULBAR2_START=1``) but off: it
+  made plans worse (docs/benchmarks/toulbar2.md).
 
-Not in the default portfolio (``default = False``): ``-b toulbar2`` selects it.
+Rules and knobs for benchmarks: ``PORTFOLIO_TOULBAR2_RULE`` (``prices``, ``nodes``, ``global``),
+``PORTFOLIO_TOULBAR2_EXACT=0``, ``PORTFOLIO_TOULBAR2_LIMIT`` (first solve's seconds).
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ import numpy as np
 from portfolio.problem import FORBIDDEN, INT64_MAX, Problem
 
 from .toulbar2 import KILL_GRACE, run_in_child, started_search
-from .toulbar2_network import _fold
+from .toulbar2_network import fold_edge
 
 MAX_NODES, MAX_STRATEGIES, MAX_POINTS, MAX_SQUARES = 2000, 50_000, 1600, 6_000_000
 """Eligibility (the winner's exact-mode thresholds): fewer nodes, strategies, limited time points
@@ -181,7 +181,7 @@ def build_exact_network(problem: Problem) -> ExactNetwork:
     rows = [problem.costs_of(i).astype(np.int64) for i in range(problem.num_nodes)]
     hard = [row == FORBIDDEN for row in rows]
     for e in range(problem.num_edges):
-        scope, table = _fold(problem, e)
+        scope, table = fold_edge(problem, e)
         table = np.asarray(table, dtype=np.int64)
         if len(scope) == 1:                                # one node: into its unary
             v = scope[0]

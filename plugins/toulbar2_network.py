@@ -127,7 +127,7 @@ def _as_float(costs: np.ndarray) -> np.ndarray:
     return out
 
 
-def _fold(problem: Problem, e: int) -> tuple[tuple[int, ...], np.ndarray]:
+def fold_edge(problem: Problem, e: int) -> tuple[tuple[int, ...], np.ndarray]:
     """Edge ``e`` on its distinct nodes (a node named twice takes one value in both places)."""
     nodes = [int(v) for v in problem.nodes_of_edge(e)]
     table = np.asarray(problem.edge_table(e))
@@ -171,7 +171,7 @@ def build_tables(problem: Problem) -> Tables:
     # --- edges: plain pairs directly, the rest folded; one distinct node goes to its unary
     scopes, rels, span = [], [], 0.0
     for e in range(problem.num_edges):
-        scope, table = _fold(problem, e)
+        scope, table = fold_edge(problem, e)
         values = _as_float(np.asarray(table))
         if not np.isfinite(values).any():
             continue   # forbidden whatever the plan: a constant
