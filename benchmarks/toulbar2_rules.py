@@ -79,7 +79,7 @@ def main() -> None:
             name = f"asplos-2025-iopddl-{inst}"
             path = SHARED / "benchmarks" / f"{name}.json.gz"
             for variant in variants:
-                target = out_dir / f"{inst}-{variant.replace(':', '_')}-s{seed}.json"
+                target = out_dir / f"{inst}-{variant.replace(':', '_').replace('/', '+')}-s{seed}.json"
                 data = run_one(path, variant, args.seconds, seed, target)
                 cost = data.get("cost")
                 score = best[name] / cost if cost and name in best else None
