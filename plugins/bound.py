@@ -66,18 +66,22 @@ class BoundBackend(Backend):
         reported (and kept in ``lb.best``) when it beats the star bound. Returns a note."""
         from portfolio.kernels import bound as kbound
 
-        from .toulbar2_bound import priced_solve
+        from .toulbar2_bound import priced_solve, priced_value
 
-        _, lam = lb.settle()
+        star, lam = lb.settle()
         seconds = deadline - time.time() - TB2_MARGIN_S
-        out = priced_solve(problem, prep.rm, lam, seconds, kbound.kernel_offset(prep), seed)
+        offset = kbound.kernel_offset(prep)
+        out = priced_solve(problem, prep.rm, lam, seconds, offset, seed)
         if out.bound is None:
             return f"toulbar2: {out.note}"
+        seen = f"star bound {star} at its start, {out.note}"
+        if out.plan is not None:   # an upper estimate of L(lam): how far the bound could go
+            seen += f", its plan priced at {priced_value(prep.rm, lam, out.plan) + offset:.0f}"
         if lb.best is None or out.bound > lb.best:
             lb.best = out.bound
             report_bound(report, out.bound, "toulbar2 on the priced problem")
-            return f"toulbar2 raised the bound to {out.bound} ({out.note})"
-        return f"toulbar2 {out.bound}, not above ({out.note})"
+            return f"toulbar2 raised the bound to {out.bound} ({seen})"
+        return f"toulbar2 {out.bound}, not above ({seen})"
 
     # The kernels (numba) are imported in prepare/solve, in the worker: importing this module (the
     # registry does, in the runner's process, before the first fork) stays cheap.
