@@ -12,7 +12,8 @@ the bound is a proof: the runner may stop the whole run when it meets a verified
 
 **toulbar2 phase** (issue 21): after ``TB2_SHARE`` of the time, when pytoulbar2 imports and at
 least ``TB2_MIN_S`` seconds remain, toulbar2 bounds the priced problem at the subgradient's best
-prices (:mod:`plugins.toulbar2_bound`: VAC, then best-first search, in a child killed at its
+prices (:mod:`plugins.toulbar2_bound`: reparametrised by the TRW-S messages, then best-first
+search, in a child killed at its
 limit) for the rest of the time but a margin; the star bound only bounds its local polytope, so
 this one is often higher, and it is reported the same way when it is. ``toulbar2=False`` turns the
 phase off; without pytoulbar2 it is skipped silently.
@@ -36,6 +37,10 @@ if TYPE_CHECKING:
 
 REFRESH_S = 0.5
 """Seconds between two reads of the portfolio's best plan (the step target)."""
+
+SETTLE_ITERS = 10
+"""TRW-S passes at the best prices before the toulbar2 phase: its messages reparametrise the
+priced network so that toulbar2 starts from the star bound."""
 
 TB2_SHARE, TB2_MIN_S, TB2_MARGIN_S = 0.55, 15.0, 1.5
 """The toulbar2 phase starts after this share of the backend's time, only with at least this many
@@ -66,12 +71,13 @@ class BoundBackend(Backend):
         reported (and kept in ``lb.best``) when it beats the star bound. Returns a note."""
         from portfolio.kernels import bound as kbound
 
-        from .toulbar2_bound import priced_solve, priced_value
+        from .toulbar2_bound import message_shifts, priced_solve, priced_value
 
-        star, lam = lb.settle()
+        star, lam, msg = lb.settle(SETTLE_ITERS)
+        shifts = message_shifts(prep.rm, msg, lb.pos, lb.moff, lb.rev)
         seconds = deadline - time.time() - TB2_MARGIN_S
         offset = kbound.kernel_offset(prep)
-        out = priced_solve(problem, prep.rm, lam, seconds, offset, seed)
+        out = priced_solve(problem, prep.rm, lam, seconds, offset, seed, shifts=shifts)
         if out.bound is None:
             return f"toulbar2: {out.note}"
         seen = f"star bound {star} at its start, {out.note}"

@@ -57,8 +57,13 @@ from .toulbar2_network import MAX_SCALE, TOTAL_LIMIT, ScalingError, choose_scale
 THETA_LIMIT = 2.0**61
 """Largest priced unary accepted: the exact int64 check of a floored entry stays below 2**63."""
 
-VAC = 1
-"""toulbar2's ``vac`` option: VAC in preprocessing only (the root's bound; search uses EDAC)."""
+VAC = 0
+"""toulbar2's ``vac`` option. 0 (EDAC only): on K (5,167 nodes, costs 1e9, scale 1) VAC in
+preprocessing (``vac=1``) had not finished after 25 s (0 search nodes), while HBFS with EDAC
+searched 16,000 nodes; the reparametrisation gives the root the local polytope's bound instead."""
+
+MESSAGE_LIMIT = 2.0**45
+"""Messages larger than this are left out of the reparametrisation (its sums stay below 2**53)."""
 
 
 @dataclass
@@ -104,16 +109,76 @@ def _scope_table(m: Any, e: int) -> tuple[tuple[int, ...], np.ndarray]:
     return scope, table[index]
 
 
+def _add_dn(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A float <= a + b elementwise (TwoSum gives the rounding error; one float down when the
+    rounded sum is above the exact one); +inf stays +inf."""
+    s = a + b
+    with np.errstate(invalid="ignore"):
+        bb = s - a
+        e = (a - (s - bb)) + (b - bb)
+    return np.where(np.isfinite(s) & (e < 0), np.nextafter(s, -np.inf), s)
+
+
+def message_shifts(m: Any, msg: np.ndarray, pos: np.ndarray, moff: np.ndarray,
+                   rev: np.ndarray) -> Optional[tuple[np.ndarray, dict]]:
+    """The TRW-S reparametrisation in integers: (per strategy the amount added to its unary, per
+    binary edge the amounts subtracted from its entries), or None when the sums get too large.
+
+    For each binary edge the message into its earlier node (in the TRW-S order) is floored to an
+    integer ``r``, added to that node's unary and subtracted from every edge entry with that
+    strategy; then each row of the later node (one of its strategies) gives its least allowed
+    entry (an earlier strategy alive) to that node's unary. Every plan's cost is unchanged (exact
+    integers), and the functions' minima then sum to the star bound of
+    :func:`portfolio.kernels.bound.star_bound` (less the floors), so toulbar2 starts from the
+    local polytope's value rather than rebuilding it by its own (weaker) propagation. Messages that
+    are not finite or above ``MESSAGE_LIMIT`` count as 0 (any integers keep the cost)."""
+    soff = np.asarray(m.soff, np.int64)
+    n = len(soff) - 1
+    add = np.zeros(len(m.ncost), np.int64)
+    sub: dict = {}
+    owner = np.repeat(np.arange(n), np.diff(np.asarray(m.inc_off)))
+    other = np.asarray(m.inc_other)
+    alive = np.asarray(m.alive, bool)
+    for q in np.flatnonzero(pos[owner] < pos[other]).tolist():
+        i = int(owner[q])
+        k = int(soff[i + 1] - soff[i])
+        raw = np.asarray(msg[moff[q]:moff[q] + k], np.float64)
+        keep = np.isfinite(raw) & (np.abs(raw) < MESSAGE_LIMIT)
+        r = np.where(keep, np.floor(np.where(keep, raw, 0.0)), 0.0).astype(np.int64)
+        add[soff[i]:soff[i + 1]] += r
+        e = int(m.inc_edge[q])
+        size = int(m.eoff[e + 1] - m.eoff[e])
+        s_i = (np.arange(size) // int(m.inc_ms[q])) % k
+        # then the later node takes, per its strategy, the least allowed entry left in its row
+        rq, o = int(rev[q]), int(other[q])
+        k_o = int(soff[o + 1] - soff[o])
+        s_o = (np.arange(size) // int(m.inc_ms[rq])) % k_o
+        table = np.asarray(m.ecost[m.eoff[e]:m.eoff[e + 1]]) - r[s_i]
+        ok = (np.asarray(m.ecost[m.eoff[e]:m.eoff[e + 1]]) < m.pen) & alive[soff[i] + s_i]
+        h = np.full(k_o, np.iinfo(np.int64).max)
+        np.minimum.at(h, s_o[ok], table[ok])
+        h[h == np.iinfo(np.int64).max] = 0
+        add[soff[o]:soff[o + 1]] += h
+        sub[e] = sub.get(e, 0) + r[s_i] + h[s_o]
+    if len(add) and int(np.abs(add).max()) >= 2**52:
+        return None
+    return add, sub
+
+
 def build_priced(m: Any, lam: np.ndarray, max_scale: int = MAX_SCALE,
-                 limit: int = TOTAL_LIMIT) -> PricedNetwork:
+                 limit: int = TOTAL_LIMIT, shifts: Optional[tuple] = None) -> PricedNetwork:
     """The priced network of kernel model ``m`` at prices ``lam`` (one per time point, >= 0),
-    scaled and floored as the module says; :class:`ScalingError` when it cannot be held."""
+    scaled and floored as the module says; :class:`ScalingError` when it cannot be held.
+    ``shifts``: a reparametrisation from :func:`message_shifts` (none by default)."""
     from portfolio.kernels.bound import priced_unaries_dn
 
     lam = np.require(np.maximum(np.asarray(lam, np.float64), 0.0), np.float64, ["C", "W"])
     if lam.shape != (len(m.base),) or not np.all(np.isfinite(lam)):
         raise ScalingError("prices must be finite, one per time point")
     theta, const_dn = priced_unaries_dn(m, lam)
+    add, sub = shifts if shifts is not None else (None, {})
+    if add is not None:
+        theta = _add_dn(theta, add.astype(np.float64))   # |add| < 2**52: exact as a float
     if not math.isfinite(const_dn):
         raise ScalingError(f"priced constant {const_dn} is not finite")
     soff = np.asarray(m.soff, np.int64)
@@ -141,6 +206,8 @@ def build_priced(m: Any, lam: np.ndarray, max_scale: int = MAX_SCALE,
     for e in range(len(m.eoff) - 1):
         scope, table = _scope_table(m, e)
         hard = table >= pen
+        if e in sub:   # a binary edge: its table is in the incidences' order (scope (u, v))
+            table = np.where(hard, table, table - sub[e])
         if hard.all():
             net.infeasible = True
             continue
@@ -212,7 +279,7 @@ class PricedOutcome:
 
 def priced_solve(problem: Problem, m: Any, lam: np.ndarray, seconds: float,
                  offset: Optional[int] = None, seed: int = 0, vac: int = VAC,
-                 max_scale: int = MAX_SCALE) -> PricedOutcome:
+                 max_scale: int = MAX_SCALE, shifts: Optional[tuple] = None) -> PricedOutcome:
     """toulbar2's bound of ``min_x L(x, lam)`` on kernel model ``m`` of ``problem`` within about
     ``seconds`` of wall clock, certified as a bound of ``problem``'s optimum (``offset``: the
     constant ``m``'s objective leaves out, :func:`portfolio.kernels.bound.kernel_offset`)."""
@@ -220,7 +287,7 @@ def priced_solve(problem: Problem, m: Any, lam: np.ndarray, seconds: float,
 
     t0 = time.monotonic()
     try:
-        net = build_priced(m, lam, max_scale)
+        net = build_priced(m, lam, max_scale, shifts=shifts)
     except ScalingError as exc:
         return PricedOutcome(None, f"refused: {exc}")
     build_s = time.monotonic() - t0
@@ -249,7 +316,8 @@ def priced_solve(problem: Problem, m: Any, lam: np.ndarray, seconds: float,
     units = math.inf if math.isinf(dual) else net.scale * math.floor(dual) + net.constant
     plan = None if value["plan"] is None else np.asarray(value["plan"], np.int64)
     note = (f"{'complete' if complete else 'limited'}, {value['nodes']} nodes, "
-            f"scale {net.scale}")
+            f"scale {net.scale}, posted in {value['build_s']:.1f} s, searched "
+            f"{value['solve_s']:.1f} s")
     return PricedOutcome(certify(problem, units, offset), note,
                          None if math.isinf(units) else int(units), plan, complete, times)
 

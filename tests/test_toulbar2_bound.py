@@ -4,6 +4,7 @@ its scaling, and its phase in the ``bound`` backend."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import signal
 import time
 
@@ -45,14 +46,35 @@ def test_priced_bound_never_exceeds_the_optimum(problem, scale, seed):
     problem = scaled(problem, *scale)
     opt = true_optimum(problem)
     prep, lb = best_prices(problem)
-    _, lam = lb.settle()
+    _, lam, msg = lb.settle(2)
     rng = np.random.default_rng(seed)
     random_lam = rng.exponential(3.0 * scale[0] / scale[1], len(lam))
-    for prices in (lam, random_lam):
-        out = tb.priced_solve(problem, prep.rm, prices, SECONDS, kb.kernel_offset(prep), seed)
+    random_msg = rng.normal(0, 50.0 * scale[0], len(msg))
+    for prices, messages in ((lam, None), (lam, msg), (random_lam, random_msg)):
+        shifts = None if messages is None else tb.message_shifts(prep.rm, messages, lb.pos,
+                                                                 lb.moff, lb.rev)
+        out = tb.priced_solve(problem, prep.rm, prices, SECONDS, kb.kernel_offset(prep), seed,
+                              shifts=shifts)
         assert out.bound is not None, out.note
         if opt is not None:
             assert out.bound <= opt, (out, opt)
+
+
+def test_reparametrised_network_starts_at_the_star_bound():
+    """With the settled messages the functions' minima (the network's constant) sum to the star
+    bound less at most one unit of floor per function, and no plan's cost changes."""
+    p = chain_problem(n=6, seed=5)
+    prep, lb = best_prices(p, steps=20, reduce=False)
+    star, lam, msg = lb.settle(5)
+    shifts = tb.message_shifts(prep.rm, msg, lb.pos, lb.moff, lb.rev)
+    plain, net = tb.build_priced(prep.rm, lam), tb.build_priced(prep.rm, lam, shifts=shifts)
+    star_value = kb.star_bound(prep.rm, lam, msg, lb.pos, lb.rev, lb.moff)
+    assert star_value - len(net.functions) - 1 <= net.constant <= star_value
+    assert net.constant > plain.constant
+    for plan in itertools.product(*(range(int(k)) for k in prep.rm.soff[1:] - prep.rm.soff[:-1])):
+        cost = lambda n: sum(t[sum(plan[v] * int(np.prod([net.counts[w] for w in sc[j + 1:]]))
+                                   for j, v in enumerate(sc))] for sc, t in n.functions)
+        assert cost(net) + net.constant == cost(plain) + plain.constant
 
 
 def test_forbidden_everywhere_gives_the_forbidden_floor():

@@ -419,11 +419,24 @@ class LagrangeBound:
         np.maximum(self.lam + step * g, 0.0, out=self.lam)
         return bound
 
-    def settle(self) -> tuple[Optional[int], np.ndarray]:
-        """(best certified bound, a copy of the prices that gave it): the prices a stronger
-        solver of the priced problem should take (any prices >= 0 give a bound; these gave the
-        best star bound, the current ones may be mid-zigzag)."""
-        return self.best, self.best_lam.copy()
+    def settle(self, iters: int = 0) -> tuple[Optional[int], np.ndarray, np.ndarray]:
+        """(best certified bound, a copy of the prices that gave it, TRW-S messages at those
+        prices after ``iters`` more passes): what a stronger solver of the priced problem should
+        start from (any prices >= 0 give a bound; these gave the best star bound, the current
+        ones may be mid-zigzag, and the messages reparametrise the problem so that its unary and
+        edge minima already sum to about the star bound). With ``iters`` the prices become the
+        current ones again and the bound may rise."""
+        lam = self.best_lam.copy()
+        if iters <= 0 or self.n == 0:
+            return self.best, lam, self.msg.copy()
+        self.lam = lam.copy()
+        tw.unaries(self.m, self._prices(), self.theta)
+        tw.trws_iterate(self.m, self.theta, self.order, self.pos, self.rev, self.moff, self.gamma,
+                        self.msg, self.lab, iters, self.hat)
+        bound = certify(self.problem, self.evaluate(), self.offset)
+        if self.best is None or bound > self.best:
+            self.best = bound
+        return self.best, lam, self.msg.copy()
 
     def run(self, deadline: float, ub: Optional[int] = None, max_steps: Optional[int] = None,
             ub_fn=None) -> Optional[int]:
@@ -456,5 +469,5 @@ def warmup() -> float:
     prep = prepare(problem)
     lb = LagrangeBound(problem, prep.rm, offset=kernel_offset(prep))
     lb.run(0.0, max_steps=2)
-    priced_unaries_dn(prep.rm, lb.settle()[1])
+    priced_unaries_dn(prep.rm, lb.settle(1)[1])
     return time.perf_counter() - t0
