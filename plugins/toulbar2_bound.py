@@ -6,8 +6,9 @@ memory has ``L(x, lam) = cost(x) + sum_t lam_t (usage_t(x) - cap_t) <= cost(x)``
 :mod:`portfolio.kernels.bound`). The inner problem has no memory left: a cost-function network
 with unaries ``ncost(s) + sum_p price_p * use_p(s)``, the edge tables, and the constant
 ``sum_t lam_t (base_t - cap_t)``. The ``bound`` backend bounds it by TRW-S stars (the local
-polytope); toulbar2 bounds it by VAC preprocessing and then hybrid best-first search (HBFS), whose
-global lower bound rises as the search closes nodes and is valid whenever the search stops. At the
+polytope); here the network is first reparametrised by the TRW-S messages (:func:`message_shifts`,
+so its constant already is the star bound) and toulbar2's hybrid best-first search (HBFS, EDAC at
+every node) raises it: its global lower bound is valid whenever the search stops. At the
 subgradient's best prices that is the same Lagrangian dual, bounded more tightly.
 
 **Integers, rounded down.** toulbar2 wants integer costs. Each function is shifted by an integer at
@@ -234,8 +235,8 @@ def build_priced(m: Any, lam: np.ndarray, max_scale: int = MAX_SCALE,
 
 
 def priced_child(net: PricedNetwork, seconds: float, seed: int, vac: int) -> dict:
-    """Post ``net`` and run toulbar2 (VAC in preprocessing, HBFS) in a forked child; its dual
-    bound is read back whether or not the search finished."""
+    """Post ``net`` and run toulbar2 (HBFS; VAC when ``vac``) in a forked child; its dual bound
+    is read back whether or not the search finished."""
     import pytoulbar2
 
     t0 = time.monotonic()

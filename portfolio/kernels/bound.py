@@ -360,6 +360,7 @@ class LagrangeBound:
         self.lam = np.zeros(len(m.base))
         self.dir = np.zeros(len(m.base))
         self.best_lam = self.lam.copy()
+        self.best_msg = self.msg.copy()   # the messages that certified ``best`` at ``best_lam``
         self.beta_rule = StallHalving(self.p.beta, self.p.stall)
         self.best = min(self.offset, forbidden_floor(problem)) if n == 0 else None
         self.steps = 0
@@ -391,6 +392,7 @@ class LagrangeBound:
         if self.best is None or bound > self.best:
             self.best = bound
             self.best_lam = self.lam.copy()
+            self.best_msg = self.msg.copy()
             self.history.append((time.time() - self.t0, bound))
         self.beta_rule.observe(value)
         if self.beta_rule.beta < p.min_beta:
@@ -420,23 +422,27 @@ class LagrangeBound:
         return bound
 
     def settle(self, iters: int = 0) -> tuple[Optional[int], np.ndarray, np.ndarray]:
-        """(best certified bound, a copy of the prices that gave it, TRW-S messages at those
-        prices after ``iters`` more passes): what a stronger solver of the priced problem should
+        """(best certified bound, a copy of the prices that gave it, the TRW-S messages
+        that certified it, after ``iters`` more passes when those raise the star bound): what a stronger solver of the priced problem should
         start from (any prices >= 0 give a bound; these gave the best star bound, the current
         ones may be mid-zigzag, and the messages reparametrise the problem so that its unary and
-        edge minima already sum to about the star bound). With ``iters`` the prices become the
-        current ones again and the bound may rise."""
-        lam = self.best_lam.copy()
+        edge minima already sum to the best star bound). With ``iters`` the best prices and
+        messages become the current ones again and the bound may rise."""
+        lam, msg = self.best_lam.copy(), self.best_msg.copy()
         if iters <= 0 or self.n == 0:
-            return self.best, lam, self.msg.copy()
-        self.lam = lam.copy()
+            return self.best, lam, msg
+        self.lam, self.msg = lam.copy(), msg.copy()
+        before = self.evaluate()
         tw.unaries(self.m, self._prices(), self.theta)
         tw.trws_iterate(self.m, self.theta, self.order, self.pos, self.rev, self.moff, self.gamma,
                         self.msg, self.lab, iters, self.hat)
-        bound = certify(self.problem, self.evaluate(), self.offset)
-        if self.best is None or bound > self.best:
-            self.best = bound
-        return self.best, lam, self.msg.copy()
+        after = self.evaluate()
+        if after > before:   # TRW-S passes need not raise the star bound: keep the better
+            msg = self.msg.copy()
+            bound = certify(self.problem, after, self.offset)
+            if self.best is None or bound > self.best:
+                self.best = bound
+        return self.best, lam, msg
 
     def run(self, deadline: float, ub: Optional[int] = None, max_steps: Optional[int] = None,
             ub_fn=None) -> Optional[int]:
