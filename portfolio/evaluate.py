@@ -16,12 +16,13 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from .errors import ProblemError
 from .problem import FORBIDDEN, INT64_MAX, Problem
 
 _SAFE_BOUND = 2**62
 
 
-class SolutionError(ValueError):
+class SolutionError(ProblemError):
     """A solution that does not fit the instance (wrong length, strategy out of range)."""
 
 

@@ -14,9 +14,9 @@ from typing import Any
 import click
 
 from ..clock import CLOCKS, EXEC_GAP, command_start
-from ..evaluate import SolutionError
+from ..errors import ProblemError
 from ..exhaustive import MAX_PLANS
-from ..io import ProblemFormatError, SolutionFormatError, format_contest
+from ..io import format_contest
 from ..problem import Problem
 from .app import EXIT_BAD_INPUT, EXIT_NO_SOLUTION, EXIT_OK, UserError, _Command, cli
 from .backends import _select_backends
@@ -262,6 +262,6 @@ def _iopddl(problem: str, timeout: float, clock: str, no_exhaustive: bool) -> No
     """
     try:
         code = run_solve(problem, timeout, quiet=True, clock=clock, exhaustive=not no_exhaustive)
-    except (ProblemFormatError, SolutionFormatError, SolutionError) as exc:
+    except ProblemError as exc:
         raise UserError(str(exc)) from None
     sys.exit(code)
