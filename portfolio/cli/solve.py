@@ -4,7 +4,6 @@ the answer line and table)."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sys
 import time
@@ -66,40 +65,12 @@ def _on_signals(handler: Any) -> dict:
     return old
 
 
-CAREFUL_LOAD_MAX_BYTES = 200 * 2**20
-"""Up to this size a cold-cache solve parses with ``json`` instead of compiling the fast scanner."""
-
-
-def _scanner_cache_warm() -> bool:
-    """Whether the fast loader's numba cache holds compiled code newer than its source (compiling
-    it costs about 6 s of a solve's budget). Unknown counts as warm."""
-    try:
-        import numba
-
-        from .. import jsonscan
-
-        source = os.path.getmtime(jsonscan.__file__)
-        paths = [o._cache._cache_file._index_path for o in vars(jsonscan).values()
-                 if isinstance(o, numba.core.dispatcher.Dispatcher)]
-        return not paths or all(os.path.exists(p) and os.path.getmtime(p) >= source for p in paths)
-    except Exception:  # noqa: BLE001 -- numba internals moved: behave as before
-        return True
-
-
-SMALL_FILE_BYTES = 2**20
-"""Up to this size ``json`` parses faster than numba (the fast scanner) imports, warm or cold."""
-
-
 def _load_for_solve(path: str | Path) -> tuple[Problem, float]:
-    """Load under the deadline: the careful ``json`` path (no numba) for small files, and on a cold
-    cache for files up to CAREFUL_LOAD_MAX_BYTES; otherwise the usual fast path."""
-    t0 = time.perf_counter()
-    from .. import io as pio
+    """Load under the deadline, as ``portfolio.solve`` does (``json`` for small files, no numba)."""
+    from ..api import load
 
-    data = pio.read_bytes(path)
-    fast = len(data) > SMALL_FILE_BYTES and (len(data) > CAREFUL_LOAD_MAX_BYTES
-                                             or _scanner_cache_warm())
-    return pio.parse_problem(data, path, fast=fast), time.perf_counter() - t0
+    t0 = time.perf_counter()
+    return load(path), time.perf_counter() - t0
 
 
 def run_solve(problem_path: str | Path, time_limit: float, backends: str | None = None,
@@ -136,8 +107,8 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
                force: bool, use_presolve: bool, early_stop: bool, policy: str | None,
                memory_limit: object, late: list[int], honour_demand: bool = True,
                clock: str = "program", exhaustive: bool = True) -> int:
+    from ..api import run
     from ..progress import LiveProgress, final_table
-    from ..runner import run_portfolio
 
     start, before = command_start(clock)
     if before >= EXEC_GAP and not quiet:
@@ -148,16 +119,14 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
     _refuse_overwrite(output, force)
     chosen = _select_backends(backends, time_limit)
     prob, load_s = _load_for_solve(problem_path)
-    kwargs = dict(start=start, workers=workers, seed=seed, presolve=use_presolve,
-                  early_stop=early_stop, memory_limit=memory_limit, fallback=True,
-                  honour_demand=honour_demand, exhaustive=exhaustive)
-    if policy:
-        kwargs["policy"] = policy
+    kwargs: dict[str, Any] = dict(start=start, workers=workers, seed=seed, presolve=use_presolve,
+                                  early_stop=early_stop, memory_limit=memory_limit, policy=policy,
+                                  honour_demand=honour_demand, exhaustive=exhaustive)
     if quiet:
-        result = run_portfolio(prob, chosen, time_limit, **kwargs)
+        result = run(prob, chosen, time_limit, **kwargs)
     else:
         with LiveProgress(console) as progress:
-            result = run_portfolio(prob, chosen, time_limit, on_update=progress, **kwargs)
+            result = run(prob, chosen, time_limit, on_update=progress, **kwargs)
     _on_signals(lambda signum, frame: late.append(signum))  # the answer is printed whatever comes
     doc = result.to_dict()
     doc.update(problem_path=str(problem_path), load_seconds=round(load_s, 3), seed=seed,
