@@ -45,9 +45,9 @@ def test_alpa_drop_in_finds_the_brute_force_optimum(seed):
     best = brute_optimum(req, threshold=alpa.ALIAS_THRESHOLD, fixed=fixed)
     if best is None:
         with pytest.raises(RuntimeError, match="budget|fixed"):
-            solve_serialized_args(*args, s_init_np=triples, time_limit=10)
+            solve_serialized_args(*args, s_init=triples, time_limit=10)
         return
-    s_val, e_val, objective, status = solve_serialized_args(*args, s_init_np=triples, time_limit=10)
+    s_val, e_val, objective, status = solve_serialized_args(*args, s_init=triples, time_limit=10)
     plan = tuple(int(s) for s in s_val)
     assert status == 1 and honours_followers(req, plan)
     assert all(plan[i] == s for i, s in fixed.items())

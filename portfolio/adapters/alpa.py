@@ -106,7 +106,7 @@ def _fix(problem: Problem, fixed: dict[int, int]) -> Problem:
 
 def solve_serialized_args(N: int, M: float, s_len_np: Any, s_follow_np: Any, E_np: Any, A_np: Any,
                           L_np: Any, c_np: Any, d_np: Any, m_np: Any, r_np: Any, v_np: Any,
-                          s_init_np: Any = None, time_limit: float = 60.0,
+                          s_init: Any = None, time_limit: float = 60.0,
                           backends: Optional[Iterable[str]] = None,
                           cost_scale: Optional[float] = None
                           ) -> tuple[np.ndarray, np.ndarray, float, int]:
@@ -130,7 +130,7 @@ def solve_serialized_args(N: int, M: float, s_len_np: Any, s_follow_np: Any, E_n
     conv = to_problem(req, SOURCE, scale, ALIAS_THRESHOLD)
     last_conversion = conv
     problem = conv.problem
-    triples = _flat(s_init_np, np.int64)
+    triples = _flat(s_init, np.int64)
     if len(triples) % 3:
         raise ProblemFormatError(SOURCE, "s_init", "expected (node, strategy, fix) triples")
     fixed: dict[int, int] = {}
