@@ -58,7 +58,7 @@ def message_to_request(msg: Any) -> SolverRequest:
     )
 
 
-def _fill_rows(repeated: Any, attr: str, rows: Rows, kind: type) -> None:
+def _fill_rows(repeated: Any, attr: str, rows: Rows) -> None:
     values, bounds = rows.values.tolist(), rows.offsets.tolist()
     for a, b in zip(bounds[:-1], bounds[1:]):
         getattr(repeated.add(), attr).extend(values[a:b])
@@ -78,13 +78,13 @@ def request_to_message(req: SolverRequest) -> Any:
     msg.s_len.extend(req.s_len.tolist())
     msg.s_follow.extend(req.s_follow.tolist())
     _fill_pairs(msg.edges, req.edges)
-    _fill_rows(msg.live, "nodes", req.live, int)
+    _fill_rows(msg.live, "nodes", req.live)
     for name in ("computation_costs", "communication_costs", "memory_costs", "resharding_costs",
                  "value_costs"):
-        _fill_rows(getattr(msg, name), "costs", getattr(req, name), float)
+        _fill_rows(getattr(msg, name), "costs", getattr(req, name))
     _fill_pairs(msg.aliases, req.aliases)
     _fill_pairs(msg.node_intervals, req.node_intervals)
-    _fill_rows(msg.node_groups, "prims", req.node_groups, int)
+    _fill_rows(msg.node_groups, "prims", req.node_groups)
     msg.request_name = req.request_name
     return msg
 
