@@ -123,15 +123,18 @@ def test_a_dict_and_numpy_arrays_solve(bundled_doc):
     assert from_dict.cost == 305 and from_dict.plan == EXAMPLE_PLAN
 
 
-def test_the_default_loader_is_the_dispatch_hook(tmp_path, monkeypatch, bundled_example):
-    """``load`` goes through ``_LOADERS`` by suffix: a format added there is solvable by path."""
-    from portfolio.api import inputs
+def test_a_path_of_any_format_is_solvable_by_path(tmp_path, bundled_example):
+    """``solve`` reads every format through the adapters' dispatch: the example as an XLA request
+    (binary and text) gives the optimum 305, its plan in the request's node order."""
+    from portfolio.adapters.formats import save_any
 
-    seen = []
-    monkeypatch.setitem(inputs._LOADERS, ".fake", lambda p: seen.append(p) or inputs.load_contest(
-        bundled_example))
-    assert portfolio.solve(tmp_path / "model.FAKE", time_limit=10).cost == 305
-    assert seen == [tmp_path / "model.FAKE"]
+    problem = portfolio.load(bundled_example)
+    for name in ("example.pb", "example.textproto"):
+        save_any(problem, tmp_path / name)
+        result = portfolio.solve(tmp_path / name, time_limit=10)
+        assert result.cost == 305 and result.optimal
+        assert len(result.plan) == problem.num_nodes
+        assert portfolio.evaluate(problem, result.plan).cost == 305
 
 
 # ------------------------------------------------------------------------------------------ a good host

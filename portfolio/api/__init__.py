@@ -1,7 +1,7 @@
 """The Python API: ``portfolio.solve`` and its companions, for programs that embed the solver.
 
-``inputs`` turns a path, a dict or a Problem into a :class:`~portfolio.problem.Problem` (the one
-file-loading dispatch is ``inputs._LOADERS``); ``solving`` runs the portfolio with the CLI's
+``inputs`` turns a path, a dict or a Problem into a :class:`~portfolio.problem.Problem` (files of every
+format through ``adapters.formats``, with the map back to the file's node order); ``solving`` runs the portfolio with the CLI's
 defaults and returns a :class:`SolveResult`. ``portfolio/__init__.py`` exports these names lazily.
 Documented in docs/api.md.
 """

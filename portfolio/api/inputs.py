@@ -10,10 +10,13 @@ from __future__ import annotations
 import os
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable, Mapping, Union
+from typing import Any, Mapping, Optional, Union
+
+import numpy as np
 
 from .. import io as pio
 from ..errors import ProblemError
+from ..adapters.request import Conversion
 from ..problem import Problem
 
 ProblemLike = Union[str, "os.PathLike[str]", Problem, Mapping[str, Any]]
@@ -53,25 +56,46 @@ def load_contest(path: str | os.PathLike[str]) -> Problem:
     return pio.parse_problem(data, path, fast=fast)
 
 
-_LOADERS: dict[str, Callable[[Path], Problem]] = {".json": load_contest, ".gz": load_contest}
-"""The loader of each file suffix (lower case, the last suffix only). A suffix not listed goes to
-``_DEFAULT_LOADER``. This is the one place :func:`load` dispatches from: a new format (the XLA and
-Alpa adapters) maps its suffixes here, or replaces ``_DEFAULT_LOADER`` with a function that sniffs
-the file itself. A loader raises :class:`ProblemError` (or a subclass) for a file it cannot use."""
+def read(path: str | os.PathLike[str], cost_scale: float = 1.0, fmt: Optional[str] = None) -> Conversion:
+    """Load and validate a problem file of any format (:mod:`portfolio.adapters.formats`: contest
+    and extended JSON, XLA requests binary or text), with the map of its plans back to the file's
+    own node order (the identity for JSON; a request's followers share their leader's node).
+    JSON goes through :func:`load_contest` (the parser chosen by size); ``cost_scale`` multiplies a
+    request's costs before rounding (see docs/api.md, "XLA")."""
+    from ..adapters.formats import XLA_FORMATS, format_of, read_any
 
-_DEFAULT_LOADER: Callable[[Path], Problem] = load_contest
-"""The loader of any suffix ``_LOADERS`` does not list (contest JSON: gzip is found by content)."""
-
-
-def _loader_for(path: Path) -> Callable[[Path], Problem]:
-    return _LOADERS.get(path.suffix.lower(), _DEFAULT_LOADER)
-
-
-def load(path: str | os.PathLike[str]) -> Problem:
-    """Load and validate a problem file of any supported format (see ``_LOADERS``)."""
     if not isinstance(path, (str, os.PathLike)):
         raise ProblemError(f"load: expected a path, got {type(path).__name__}")
-    return _loader_for(Path(path))(Path(path))
+    try:
+        kind = format_of(path, fmt)
+        if kind in XLA_FORMATS or cost_scale != 1.0:
+            return read_any(path, kind, cost_scale)
+    except ValueError as exc:
+        if isinstance(exc, ProblemError):
+            raise
+        raise ProblemError(f"{path}: {exc}") from None
+    problem = load_contest(path)
+    return _identity(problem)
+
+
+def load(path: str | os.PathLike[str], cost_scale: float = 1.0) -> Problem:
+    """Load and validate a problem file of any supported format (see :func:`read`); a request's
+    followers come folded into their leaders."""
+    return read(path, cost_scale).problem
+
+
+def as_conversion(problem: ProblemLike, cost_scale: float = 1.0) -> Conversion:
+    """A :class:`Problem` from a path, a dict in the contest (or extended) layout, or a Problem,
+    with the map of its plans back to the caller's node order."""
+    if isinstance(problem, (str, os.PathLike)):
+        return read(problem, cost_scale)
+    if cost_scale != 1.0:
+        raise ProblemError("cost_scale: applies to XLA request files only (JSON costs are integers)")
+    return _identity(as_problem(problem))
+
+
+def _identity(problem: Problem) -> Conversion:
+    return Conversion(problem, np.arange(problem.num_nodes, dtype=np.int64))
 
 
 def as_problem(problem: ProblemLike) -> Problem:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 from ..errors import ProblemError
 from ..problem import Problem
-from .inputs import ProblemLike, as_problem
+from .inputs import ProblemLike, as_conversion
 
 if TYPE_CHECKING:
     from ..backend import BackendLike
@@ -89,7 +89,8 @@ class SolveResult:
     claims, incumbents over time), as the CLI's ``--json`` document shows it."""
 
     plan: list[int]
-    """One strategy per node of the original problem; ``[]`` when no feasible plan was found."""
+    """One strategy per node of the problem as given (an XLA request: in the request's own node
+    order, followers included); ``[]`` when no feasible plan was found."""
     cost: Optional[int]
     feasible: bool
     lower_bound: Optional[int]
@@ -114,14 +115,14 @@ class SolveResult:
                 "interrupted": self.interrupted, "run": self.run.to_dict()}
 
 
-def _summary(result: PortfolioResult, elapsed: float) -> SolveResult:
+def _summary(result: PortfolioResult, elapsed: float, expand: Callable[[Any], Any]) -> SolveResult:
     bound = result.best_bound
     if result.solution is not None:
         status = "optimal" if result.proven_optimal else "feasible"
     else:
         status = "infeasible" if result.infeasible_proven_by else "none"
     return SolveResult(
-        plan=[] if result.solution is None else [int(s) for s in result.solution],
+        plan=[] if result.solution is None else [int(s) for s in expand(result.solution)],
         cost=result.cost, feasible=result.solution is not None,
         lower_bound=None if bound is None else bound.value, optimal=result.proven_optimal,
         winner=result.winner, elapsed=elapsed, proof=result.proof, status=status,
@@ -132,12 +133,13 @@ class _Improvements:
     """The runner's ``on_update`` hook (called in the caller's thread at every turn of its loop):
     passes each cheaper verified plan to ``on_improve``, so the costs it sees strictly decrease."""
 
-    def __init__(self, on_improve: OnImprove, start: float) -> None:
-        self.on_improve, self.start, self.cost = on_improve, start, None
+    def __init__(self, on_improve: OnImprove, start: float, expand: Callable[[Any], Any]) -> None:
+        self.on_improve, self.start, self.cost, self.expand = on_improve, start, None, expand
 
     def _tell(self, cost: int, plan: Any, source: str) -> None:
         self.cost = cost
-        self.on_improve(cost, [int(s) for s in plan], source, time.monotonic() - self.start)
+        self.on_improve(cost, [int(s) for s in self.expand(plan)], source,
+                        time.monotonic() - self.start)
 
     def __call__(self, runner: Portfolio) -> None:
         found = runner.incumbent()
@@ -173,27 +175,34 @@ def solve(problem: ProblemLike, *, time_limit: float = 60.0,
           on_improve: Optional[OnImprove] = None, workers: Optional[int] = None,
           presolve: bool = True, exhaustive: bool = True, early_stop: bool = True,
           memory_limit: Union[int, str, None] = "default", warm_start: Optional[Sequence[int]] = None,
-          ) -> SolveResult:
+          cost_scale: float = 1.0) -> SolveResult:
     """Find the cheapest feasible plan for ``problem`` within ``time_limit`` seconds of this call
     (loading included), as ``portfolio solve`` does, and return it verified.
 
     ``problem``: a path, a :class:`Problem` or a dict in the contest layout. ``backends``: names
     (a list, or ``"greedy,localsearch"``); None, the CLI's default set. ``on_improve(cost, plan,
-    backend, seconds)`` is called in this thread with each cheaper verified plan; an exception it
+    backend, seconds)`` is called in this thread with each cheaper verified plan (plans, here and in
+    the result, in the caller's node order: an XLA request's own, followers included); an exception it
     raises ends the run (every worker is ended) and propagates. ``memory_limit``: bytes per
     backend, None for no cap, ``"default"`` for the CLI's share of the RAM. ``warm_start``: a plan to
-    start from. Bad input raises :class:`ProblemError`. Runs in this process serialise.
+    start from. ``cost_scale`` multiplies an XLA request's costs before rounding (docs/api.md, "XLA").
+    Bad input raises :class:`ProblemError`. Runs in this process serialise.
     """
     start = time.monotonic()
     _check_options(time_limit, seed, on_improve, workers, memory_limit)
-    prob = as_problem(problem)
+    if isinstance(cost_scale, bool) or not isinstance(cost_scale, (int, float)) or \
+            not math.isfinite(cost_scale) or cost_scale <= 0:
+        raise ProblemError(f"cost_scale: expected a positive number, got {cost_scale!r}")
+    conversion = as_conversion(problem, float(cost_scale))
+    prob = conversion.problem
     hint = None
     if warm_start is not None:
         from ..evaluate import as_solution
 
-        hint = as_solution(prob, warm_start)  # SolutionError, a ProblemError, names the entry
+        # SolutionError, a ProblemError, names the entry
+        hint = as_solution(prob, conversion.restrict(warm_start))
     chosen = choose_backends(backends, time_limit)
-    told = _Improvements(on_improve, start) if on_improve is not None else None
+    told = _Improvements(on_improve, start, conversion.expand) if on_improve is not None else None
     with _ONE_RUN:
         result = run(prob, chosen, float(time_limit), start=start, workers=workers, seed=seed,
                      presolve=presolve, exhaustive=exhaustive, early_stop=early_stop,
@@ -201,7 +210,7 @@ def solve(problem: ProblemLike, *, time_limit: float = 60.0,
                      warm_start=hint, on_update=told)
     if told is not None:
         told.last(result)
-    return _summary(result, time.monotonic() - start)
+    return _summary(result, time.monotonic() - start, conversion.expand)
 
 
 def backends() -> list[dict]:

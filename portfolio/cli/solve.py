@@ -65,12 +65,20 @@ def _on_signals(handler: Any) -> dict:
     return old
 
 
-def _load_for_solve(path: str | Path) -> tuple[Problem, float]:
-    """Load under the deadline, as ``portfolio.solve`` does (``json`` for small files, no numba)."""
+def _load_for_solve(path: str | Path, cost_scale: float = 1.0) -> tuple[Problem, float, Any]:
+    """Load under the deadline, as ``portfolio.solve`` does (``json`` for small files, no numba).
+    An XLA request comes with its conversion (plans map back to the request's node order, its notes
+    go to stderr), JSON with None."""
+    from ..adapters.formats import XLA_FORMATS, format_of
     from ..api import load
 
+    if format_of(path) in XLA_FORMATS or cost_scale != 1.0:
+        from .common import _read
+
+        conversion, seconds = _read(path, cost_scale)
+        return conversion.problem, seconds, conversion
     t0 = time.perf_counter()
-    return load(path), time.perf_counter() - t0
+    return load(path), time.perf_counter() - t0, None
 
 
 def run_solve(problem_path: str | Path, time_limit: float, backends: str | None = None,
@@ -78,7 +86,7 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
               as_json: bool = False, quiet: bool = False, force: bool = False,
               use_presolve: bool = True, early_stop: bool = True, policy: str | None = None,
               memory_limit: object = "default", honour_demand: bool = True,
-              clock: str = "program", exhaustive: bool = True) -> int:
+              clock: str = "program", exhaustive: bool = True, cost_scale: float = 1.0) -> int:
     """Run the portfolio on a problem file and report; returns the exit code.
 
     ``clock`` says what the budget counts from (:mod:`portfolio.clock`): ``program``, this program's
@@ -92,7 +100,7 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
     try:
         return _run_solve(problem_path, time_limit, backends, workers, seed, output, as_json, quiet,
                           force, use_presolve, early_stop, policy, memory_limit, late, honour_demand,
-                          clock, exhaustive)
+                          clock, exhaustive, cost_scale)
     except _Interrupted as stop:
         _on_signals(lambda signum, frame: None)
         console.print(f"[yellow]interrupted[/] ({stop}) before any plan was found", highlight=False)
@@ -106,7 +114,7 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
                workers: int | None, seed: int, output: str | None, as_json: bool, quiet: bool,
                force: bool, use_presolve: bool, early_stop: bool, policy: str | None,
                memory_limit: object, late: list[int], honour_demand: bool = True,
-               clock: str = "program", exhaustive: bool = True) -> int:
+               clock: str = "program", exhaustive: bool = True, cost_scale: float = 1.0) -> int:
     from ..api import run
     from ..progress import LiveProgress, final_table
 
@@ -118,7 +126,7 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
                          else "program's start"), highlight=False, soft_wrap=True)
     _refuse_overwrite(output, force)
     chosen = _select_backends(backends, time_limit)
-    prob, load_s = _load_for_solve(problem_path)
+    prob, load_s, conversion = _load_for_solve(problem_path, cost_scale)
     kwargs: dict[str, Any] = dict(start=start, workers=workers, seed=seed, presolve=use_presolve,
                                   early_stop=early_stop, memory_limit=memory_limit, policy=policy,
                                   honour_demand=honour_demand, exhaustive=exhaustive)
@@ -132,7 +140,14 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
     doc.update(problem_path=str(problem_path), load_seconds=round(load_s, 3), seed=seed,
                presolve=result.presolve)
     _presolve_message(prob, result.presolve, quiet)
-    answer = format_contest(result.solution)
+    plan = result.solution
+    if conversion is not None:  # an XLA request: the plan in its own node order, its own units
+        plan = None if plan is None else conversion.expand(plan)
+        doc["solution"] = None if plan is None else plan.tolist()
+        doc["request"] = {"nodes": len(conversion.node_of), "cost_scale": conversion.cost_scale,
+                          "cost": None if result.cost is None else conversion.request_cost(result.cost),
+                          "cost_error_bound": conversion.cost_error_bound}
+    answer = format_contest(plan)
     write_error = None
     if output:
         try:
@@ -147,6 +162,10 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
                           + (f"; {result.proof}" if result.proof else "")
                           + (f"; stopped early: {result.stopped_early}" if result.stopped_early else ""),
                           highlight=False)
+            if conversion is not None and (conversion.cost_scale != 1 or conversion.cost_error_bound):
+                console.print(f"request cost: {doc['request']['cost']:.10g} (scale "
+                              f"{conversion.cost_scale:g}, rounding within "
+                              f"{conversion.cost_error_bound:.3g})", highlight=False)
             if result.bound_text():
                 console.print(result.bound_text(), highlight=False)
         elif result.infeasible_proven_by:
@@ -189,11 +208,17 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
 @click.option("--clock", type=click.Choice(CLOCKS), default="program", show_default=True,
               help=CLOCK_HELP)
 @click.option("--no-exhaustive", is_flag=True, help=NO_EXHAUSTIVE_HELP)
+@click.option("--cost-scale", type=click.FloatRange(min=0, min_open=True), default=1.0,
+              show_default=True, help="For an XLA request: multiply its costs by this before "
+              "rounding them to integers (keeps fractional costs' precision).")
 def solve(problem: str | None, time_limit: float, backends: str | None, workers: int | None,
           seed: int, output: str | None, force: bool, as_json: bool, quiet: bool,
           no_presolve: bool, no_early_stop: bool, policy: str | None, ignore_demand: bool,
-          memory_limit: str | None, clock: str, no_exhaustive: bool) -> None:
+          memory_limit: str | None, clock: str, no_exhaustive: bool, cost_scale: float) -> None:
     """Find the cheapest feasible plan for PROBLEM (default: the bundled example).
+
+    PROBLEM is contest or extended JSON, or an XLA AutoShardingSolverRequest (.pb, .binpb,
+    .textproto, .txtpb); for a request the plan is in the request's own node order.
 
     Backends run in parallel until one shared deadline; every plan is re-verified by the exact
     evaluator. The last stdout line is the plan `[s0, s1, ...]`, or `[]` when none was found.
@@ -213,7 +238,8 @@ def solve(problem: str | None, time_limit: float, backends: str | None, workers:
     sys.exit(run_solve(problem or bundled_example(), time_limit, backends, workers, seed, output,
                        as_json, quiet, force, use_presolve=not no_presolve,
                        early_stop=not no_early_stop, policy=policy, memory_limit=cap,
-                       honour_demand=not ignore_demand, clock=clock, exhaustive=not no_exhaustive))
+                       honour_demand=not ignore_demand, clock=clock, exhaustive=not no_exhaustive,
+                       cost_scale=cost_scale))
 
 
 @click.command(cls=_Command, context_settings={"help_option_names": ["-h", "--help"]})

@@ -542,7 +542,7 @@ def _extended_from_doc(path: PathLike, doc: Any) -> Problem:
             raise ProblemFormatError(path, f"problem.capacity.times[{k}]",
                                      "times must be strictly increasing")
     offset = prob.get("cost_offset", 0)
-    _check_int(path, "problem.cost_offset", offset)
+    _check_signed(path, "problem.cost_offset", offset)  # negative from a request's shifted edges
     name = _name(path, prob)
     bounds = np.array(iv_bounds, dtype=np.int64).reshape(-1, 2)
     return Problem(
