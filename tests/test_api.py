@@ -26,14 +26,16 @@ EXAMPLE_PLAN = [0, 0, 0, 2, 0, 0, 1, 1]
 
 
 def _children() -> list[int]:
-    """Processes whose parent is this one, read from /proc."""
+    """Live processes whose parent is this one, read from /proc (a zombie, state Z, has ended: its
+    exit status waits to be collected by multiprocessing's next cleanup and holds no resources)."""
     me, found = str(os.getpid()), []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             stat = Path(f"/proc/{pid}/stat").read_text()
         except OSError:
             continue
-        if stat[stat.rindex(")") + 2:].split()[1] == me:
+        state, parent = stat[stat.rindex(")") + 2:].split()[:2]
+        if parent == me and state != "Z":
             found.append(int(pid))
     return found
 
