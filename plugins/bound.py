@@ -9,6 +9,14 @@ projected subgradient steps towards the portfolio's best verified cost (read thr
 ``SolveResult.lower_bound`` a little before the deadline, and the run returns at once when the
 bound meets the best known cost (a zero gap: the plan is optimal). ``exact`` is declared because
 the bound is a proof: the runner may stop the whole run when it meets a verified cost.
+
+**toulbar2 phase** (issue 21): after ``TB2_SHARE`` of the time, when pytoulbar2 imports and at
+least ``TB2_MIN_S`` seconds remain, toulbar2 bounds the priced problem at the subgradient's best
+prices (:mod:`plugins.toulbar2_bound`: reparametrised by the TRW-S messages, then best-first
+search, in a child killed at its
+limit) for the rest of the time but a margin; the star bound only bounds its local polytope, so
+this one is often higher, and it is reported the same way when it is. ``toulbar2=False`` turns the
+phase off; without pytoulbar2 it is skipped silently.
 """
 
 from __future__ import annotations
@@ -30,6 +38,14 @@ if TYPE_CHECKING:
 REFRESH_S = 0.5
 """Seconds between two reads of the portfolio's best plan (the step target)."""
 
+SETTLE_ITERS = 10
+"""TRW-S passes at the best prices before the toulbar2 phase: its messages reparametrise the
+priced network so that toulbar2 starts from the star bound."""
+
+TB2_SHARE, TB2_MIN_S, TB2_MARGIN_S = 0.55, 15.0, 1.5
+"""The toulbar2 phase starts after this share of the backend's time, only with at least this many
+seconds left, and ends this long before the deadline (the answer still has to go back)."""
+
 
 class BoundBackend(Backend):
     name = "bound"
@@ -37,9 +53,41 @@ class BoundBackend(Backend):
     capabilities = Capabilities(exact=True, warm_start=True, reduced=True)
 
     def __init__(self, max_steps: Optional[int] = None,
-                 params: Optional[BoundParams] = None) -> None:
+                 params: Optional[BoundParams] = None, toulbar2: bool = True,
+                 tb2_share: float = TB2_SHARE, tb2_min_s: float = TB2_MIN_S) -> None:
         self.max_steps = max_steps     # set: a fixed number of steps instead of the deadline
         self.params = params
+        self.toulbar2, self.tb2_share, self.tb2_min_s = toulbar2, tb2_share, tb2_min_s
+
+    def _tb2_ready(self) -> bool:
+        """The phase is on and pytoulbar2 can be imported (checked without importing it)."""
+        import importlib.util
+
+        return self.toulbar2 and importlib.util.find_spec("pytoulbar2") is not None
+
+    def _tb2_phase(self, problem: Problem, prep, lb, seed: int, deadline: float,
+                   report: Reporter) -> str:
+        """The priced toulbar2 bound at ``lb``'s best prices until the deadline but a margin;
+        reported (and kept in ``lb.best``) when it beats the star bound. Returns a note."""
+        from portfolio.kernels import bound as kbound
+
+        from .toulbar2_bound import message_shifts, priced_solve, priced_value
+
+        star, lam, msg = lb.settle(SETTLE_ITERS)
+        shifts = message_shifts(prep.rm, msg, lb.pos, lb.moff, lb.rev)
+        seconds = deadline - time.time() - TB2_MARGIN_S
+        offset = kbound.kernel_offset(prep)
+        out = priced_solve(problem, prep.rm, lam, seconds, offset, seed, shifts=shifts)
+        if out.bound is None:
+            return f"toulbar2: {out.note}"
+        seen = f"star bound {star} at its start, {out.note}"
+        if out.plan is not None:   # an upper estimate of L(lam): how far the bound could go
+            seen += f", its plan priced at {priced_value(prep.rm, lam, out.plan) + offset:.0f}"
+        if lb.best is None or out.bound > lb.best:
+            lb.best = out.bound
+            report_bound(report, out.bound, "toulbar2 on the priced problem")
+            return f"toulbar2 raised the bound to {out.bound} ({seen})"
+        return f"toulbar2 {out.bound}, not above ({seen})"
 
     # The kernels (numba) are imported in prepare/solve, in the worker: importing this module (the
     # registry does, in the runner's process, before the first fork) stays cheap.
@@ -56,7 +104,7 @@ class BoundBackend(Backend):
         from portfolio.kernels.bound import LagrangeBound
         from portfolio.kernels.engine import greedy_plan, prepare
 
-        t0 = time.perf_counter()
+        t0, begin = time.perf_counter(), time.time()
         if (empty := no_nodes_result(problem.num_nodes)) is not None:
             return empty
         try:
@@ -90,7 +138,12 @@ class BoundBackend(Backend):
             return None if known[0] is None else known[0] - offset
 
         step_s, closed = 0.0, False
+        tb2, tb2_note = self._tb2_ready(), ""
         while True:
+            if tb2 and time.time() >= begin + self.tb2_share * (deadline - begin):
+                tb2 = False   # once
+                if deadline - time.time() >= self.tb2_min_s:
+                    tb2_note = "; " + self._tb2_phase(problem, prep, lb, seed, deadline, report)
             if self.max_steps is not None and lb.steps >= self.max_steps:
                 break
             if self.max_steps is None and time.time() + max(2 * step_s, 0.05) > deadline:
@@ -103,7 +156,8 @@ class BoundBackend(Backend):
                 closed = True
                 break
         timings = {**prep.timings, "total_s": time.perf_counter() - t0}
-        note = f"{lb.steps} steps" + ("; gap closed: the best plan is optimal" if closed else "")
+        note = (f"{lb.steps} steps" + tb2_note
+                + ("; gap closed: the best plan is optimal" if closed else ""))
         return SolveResult(Status.NO_SOLUTION, lower_bound=lb.best, note=note, timings=timings)
 
 

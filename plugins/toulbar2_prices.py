@@ -49,8 +49,10 @@ class PriceModel:
         """The best certified Lagrangian bound so far (the ``bound`` backend's kind)."""
         return self.engine.best
 
-    def advance(self, seconds: float, plan: Optional[np.ndarray] = None) -> None:
-        """Subgradient steps for about ``seconds``, towards ``plan``'s cost when one is known."""
+    def advance(self, seconds: float, plan: Optional[np.ndarray] = None,
+                max_steps: Optional[int] = None) -> None:
+        """Subgradient steps for about ``seconds`` (at most ``max_steps``: tests ask for a count, not a
+        time, so a busy machine cannot change what they see), towards ``plan``'s cost when known."""
         from portfolio.kernels import incremental as inc
 
         ub = None
@@ -58,7 +60,7 @@ class PriceModel:
             cost, forbidden = inc.plan_cost(self.m, np.require(plan, np.int64, ["C", "W"]))
             ub = None if forbidden else int(cost)
         t0 = time.time()
-        self.engine.run(t0 + max(0.0, seconds), ub=ub)
+        self.engine.run(t0 + max(0.0, seconds), ub=ub, max_steps=max_steps)
         self.seconds += time.time() - t0
 
     def penalty(self) -> np.ndarray:

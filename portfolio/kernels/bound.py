@@ -127,12 +127,10 @@ def int_dn(x):  # pragma: no cover - numba
 
 # ------------------------------------------------------------------------------ the bound kernel
 @kernel
-def star_bound(m, lam, msg, pos, rev, moff):  # pragma: no cover - numba
-    """Certified lower bound (float, rounded down) of ``min_x L(x, lam)`` over plans of the kernel
-    model ``m`` without forbidden choices; +inf when such a plan cannot exist. ``msg`` are TRW-S
-    messages (any finite values are valid; non-finite ones are read as 0)."""
+def piece_prices_dn(m, lam):  # pragma: no cover - numba
+    """(per usage piece a float <= the sum of ``lam`` over its points, a float <= the constant
+    ``sum_t lam_t (base_t - cap_t)``): the priced parts of ``L(x, lam)`` rounded down."""
     npts = len(m.base)
-    n = len(m.soff) - 1
     # piece prices: sum of lam over [lo, hi), from a downward and an upward prefix sum
     cs_dn = np.zeros(npts + 1)
     cs_up = np.zeros(npts + 1)
@@ -148,6 +146,38 @@ def star_bound(m, lam, msg, pos, rev, moff):  # pragma: no cover - numba
     for p in range(npc):
         w = add_dn(cs_dn[m.pc_hi[p]], -cs_up[m.pc_lo[p]])
         wp[p] = w if w > 0.0 else 0.0
+    return wp, const
+
+
+@kernel
+def priced_unaries_dn(m, lam):  # pragma: no cover - numba
+    """(per strategy a float <= its priced unary ``ncost + sum_p price_p * use_p``, +inf for
+    strategies that are dead or forbidden; the constant of :func:`piece_prices_dn`): the unary
+    part of ``L(x, lam)`` rounded down, for solvers that take the priced problem whole."""
+    wp, const = piece_prices_dn(m, lam)
+    n = len(m.soff) - 1
+    out = np.empty(len(m.ncost))
+    for i in range(n):
+        so = m.soff[i]
+        for s in range(m.soff[i + 1] - so):
+            if not m.alive[so + s] or m.ncost[so + s] >= m.pen:
+                out[so + s] = INF
+                continue
+            v = np.float64(m.ncost[so + s])   # < pen <= 2**53: exact
+            for p in range(m.pc_off[i], m.pc_off[i + 1]):
+                if wp[p] != 0.0:
+                    v = add_dn(v, mul_dn(wp[p], int_dn(m.pc_use[m.pc_uoff[p] + s])))
+            out[so + s] = v
+    return out, const
+
+
+@kernel
+def star_bound(m, lam, msg, pos, rev, moff):  # pragma: no cover - numba
+    """Certified lower bound (float, rounded down) of ``min_x L(x, lam)`` over plans of the kernel
+    model ``m`` without forbidden choices; +inf when such a plan cannot exist. ``msg`` are TRW-S
+    messages (any finite values are valid; non-finite ones are read as 0)."""
+    n = len(m.soff) - 1
+    wp, const = piece_prices_dn(m, lam)
     clean = msg.copy()
     for j in range(len(clean)):
         if not np.isfinite(clean[j]):
@@ -330,6 +360,7 @@ class LagrangeBound:
         self.lam = np.zeros(len(m.base))
         self.dir = np.zeros(len(m.base))
         self.best_lam = self.lam.copy()
+        self.best_msg = self.msg.copy()   # the messages that certified ``best`` at ``best_lam``
         self.beta_rule = StallHalving(self.p.beta, self.p.stall)
         self.best = min(self.offset, forbidden_floor(problem)) if n == 0 else None
         self.steps = 0
@@ -361,6 +392,7 @@ class LagrangeBound:
         if self.best is None or bound > self.best:
             self.best = bound
             self.best_lam = self.lam.copy()
+            self.best_msg = self.msg.copy()
             self.history.append((time.time() - self.t0, bound))
         self.beta_rule.observe(value)
         if self.beta_rule.beta < p.min_beta:
@@ -388,6 +420,29 @@ class LagrangeBound:
         step = self.beta_rule.beta * gap / gg
         np.maximum(self.lam + step * g, 0.0, out=self.lam)
         return bound
+
+    def settle(self, iters: int = 0) -> tuple[Optional[int], np.ndarray, np.ndarray]:
+        """(best certified bound, a copy of the prices that gave it, the TRW-S messages
+        that certified it, after ``iters`` more passes when those raise the star bound): what a stronger solver of the priced problem should
+        start from (any prices >= 0 give a bound; these gave the best star bound, the current
+        ones may be mid-zigzag, and the messages reparametrise the problem so that its unary and
+        edge minima already sum to the best star bound). With ``iters`` the best prices and
+        messages become the current ones again and the bound may rise."""
+        lam, msg = self.best_lam.copy(), self.best_msg.copy()
+        if iters <= 0 or self.n == 0:
+            return self.best, lam, msg
+        self.lam, self.msg = lam.copy(), msg.copy()
+        before = self.evaluate()
+        tw.unaries(self.m, self._prices(), self.theta)
+        tw.trws_iterate(self.m, self.theta, self.order, self.pos, self.rev, self.moff, self.gamma,
+                        self.msg, self.lab, iters, self.hat)
+        after = self.evaluate()
+        if after > before:   # TRW-S passes need not raise the star bound: keep the better
+            msg = self.msg.copy()
+            bound = certify(self.problem, after, self.offset)
+            if self.best is None or bound > self.best:
+                self.best = bound
+        return self.best, lam, msg
 
     def run(self, deadline: float, ub: Optional[int] = None, max_steps: Optional[int] = None,
             ub_fn=None) -> Optional[int]:
@@ -420,4 +475,5 @@ def warmup() -> float:
     prep = prepare(problem)
     lb = LagrangeBound(problem, prep.rm, offset=kernel_offset(prep))
     lb.run(0.0, max_steps=2)
+    priced_unaries_dn(prep.rm, lb.settle(1)[1])
     return time.perf_counter() - t0
