@@ -12,16 +12,19 @@ reference semantics to the letter:
 
 from __future__ import annotations
 
+import sys
+import types
 from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from .errors import ProblemError
 from .problem import FORBIDDEN, INT64_MAX, Problem
 
 _SAFE_BOUND = 2**62
 
 
-class SolutionError(ValueError):
+class SolutionError(ProblemError):
     """A solution that does not fit the instance (wrong length, strategy out of range)."""
 
 
@@ -242,3 +245,24 @@ def delta_cost(problem: Problem, sol: np.ndarray, node: int, strategy: int) -> i
         off = int(problem.edge_cost_offsets[e])
         delta += int(problem.edge_costs[off + after]) - int(problem.edge_costs[off + before])
     return delta
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable: ``portfolio.evaluate(problem, plan)``.
+
+    The package exports ``evaluate`` as its API, but importing this submodule binds the name
+    ``portfolio.evaluate`` to the module (Python's import system does so, overwriting any function
+    of that name). Calling the module instead keeps both meanings: ``from portfolio.evaluate import
+    evaluate`` as before, and ``portfolio.evaluate(problem, plan)`` for a host program.
+    """
+
+    def __call__(self, problem: Problem, plan: object) -> Evaluation:
+        """Exact cost, feasibility and memory of ``plan`` on ``problem`` (see :func:`evaluate`);
+        anything unusable raises :class:`~portfolio.errors.ProblemError`."""
+        if not isinstance(problem, Problem):
+            raise ProblemError(f"evaluate: expected a Problem (portfolio.load or portfolio.Problem), "
+                               f"got {type(problem).__name__}")
+        return evaluate(problem, plan)
+
+
+sys.modules[__name__].__class__ = _CallableModule

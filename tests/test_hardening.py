@@ -305,7 +305,7 @@ def test_solve_and_evaluate_an_extended_file(tmp_path):
     (lambda d: d["problem"]["capacity"].update(values=[1]), "problem.capacity"),
     (lambda d: d["problem"].pop("nodes"), "problem"),
     (lambda d: d["problem"]["edges"]["nodes"][0].__setitem__(0, 99), "problem.edges.nodes[0][0]"),
-    (lambda d: d["problem"].update(cost_offset=-1), "problem.cost_offset"),
+    (lambda d: d["problem"].update(cost_offset="-1"), "problem.cost_offset"),
 ])
 def test_broken_extended_file_is_one_line(tmp_path, corrupt, where):
     out = tmp_path / "reduced.json"

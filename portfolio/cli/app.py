@@ -6,8 +6,7 @@ from typing import Any
 
 import click
 
-from ..evaluate import SolutionError
-from ..io import ProblemFormatError, SolutionFormatError
+from ..errors import ProblemError
 
 EXIT_OK, EXIT_NO_SOLUTION, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -57,7 +56,7 @@ class _Group(_OneLineUsage, click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except (ProblemFormatError, SolutionFormatError, SolutionError) as exc:
+        except ProblemError as exc:  # bad files, plans, backend names: one line, exit 2
             raise UserError(str(exc)) from None
         except click.UsageError as exc:
             if _is_help(exc):

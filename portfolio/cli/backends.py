@@ -11,24 +11,17 @@ from .common import _emit_json, console
 
 
 def _select_backends(names: str | None, time_limit: float | None = None) -> list:
-    """The backends to run; their ``available()`` checks may take a tenth of the time limit."""
-    from ..registry import AVAILABLE_TIMEOUT, Registry, RegistryError, parse_backend_list
+    """The backends to run, chosen as ``portfolio.solve`` chooses them; registry warnings on stderr."""
+    from ..api import choose_backends
+    from ..errors import ProblemError
 
-    registry = Registry()
-    for warning in registry.warnings:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+    def warn(text: str) -> None:
+        console.print(f"[yellow]warning:[/] {text}", highlight=False, soft_wrap=True)
+
     try:
-        if time_limit is not None:
-            registry.check_timeout = min(AVAILABLE_TIMEOUT, max(0.5, 0.1 * time_limit))
-        if names is None:
-            chosen = registry.select(None)
-        else:
-            chosen = registry.resolve(parse_backend_list(names, registry))
-    except RegistryError as exc:
+        return choose_backends(names, time_limit, warn=warn)
+    except ProblemError as exc:
         raise UserError(str(exc)) from None
-    if not chosen:
-        raise UserError("no backend is available; see `portfolio backends`")
-    return chosen
 
 
 def _loaded_from(backend: object) -> str:

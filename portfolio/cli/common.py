@@ -8,13 +8,16 @@ import sys
 import time
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 
-from ..io import load_problem
 from ..problem import Problem
 from .app import UserError
+
+if TYPE_CHECKING:
+    from ..adapters.request import Conversion
 
 console = Console(stderr=True, width=None if sys.stderr.isatty() else 140)
 """Rich output on stderr; when stderr is a file or pipe (logs, CI), tables get 140 columns, not 80."""
@@ -26,9 +29,26 @@ def bundled_example() -> Path:
 
 
 def _load(path: str | Path) -> tuple[Problem, float]:
+    """Load a problem in any format (by its name: contest or extended JSON, XLA request)."""
+    conversion, seconds = _read(path)
+    return conversion.problem, seconds
+
+
+def _read(path: str | Path, cost_scale: float = 1.0, fmt: str | None = None) -> tuple[Conversion, float]:
+    """Load a problem in any format with its map back to the file's nodes; the conversion's notes
+    (followers folded, costs rounded or shifted) go to stderr."""
+    from ..adapters.formats import read_any
+
     t0 = time.perf_counter()
-    problem = load_problem(path)
-    return problem, time.perf_counter() - t0
+    try:
+        conversion = read_any(path, fmt, cost_scale)
+    except ValueError as exc:
+        if type(exc) is not ValueError:
+            raise
+        raise UserError(f"{path}: {exc}") from None
+    for note in conversion.notes:
+        console.print(f"[yellow]note:[/] {path}: {note}", highlight=False, soft_wrap=True)
+    return conversion, time.perf_counter() - t0
 
 
 def _emit_json(doc: dict) -> None:

@@ -10,7 +10,7 @@ from rich.table import Table
 from ..evaluate import SolutionError, evaluate
 from ..io import read_solution
 from .app import EXIT_NO_SOLUTION, EXIT_OK, UserError, cli
-from .common import _emit_json, _load, console
+from .common import _emit_json, _read, console
 
 
 def _render_evaluation(ev_dict: dict, title: str) -> None:
@@ -42,12 +42,15 @@ def _render_evaluation(ev_dict: dict, title: str) -> None:
 def evaluate_cmd(problem: str, solution: str, as_json: bool) -> None:
     """Check SOLUTION on PROBLEM: exact cost, feasibility, peak memory, forbidden choices.
 
-    SOLUTION is a JSON list, a result file of `portfolio solve --json`, or contest output whose last
+    PROBLEM may be an XLA request; SOLUTION is then in the request's node order. SOLUTION is a JSON list, a result file of `portfolio solve --json`, or contest output whose last
     non-empty line is `[s0, s1, ...]`. Exit code 0 when feasible, 1 when infeasible, 2 when malformed.
     """
-    prob, _ = _load(problem)
+    conversion, _ = _read(problem)
+    prob = conversion.problem
     sol = read_solution(solution)
     try:
+        if len(conversion.node_of) != prob.num_nodes:  # a request with followers: its own order
+            sol = conversion.restrict(sol)
         ev = evaluate(prob, sol)
     except SolutionError as exc:
         raise UserError(f"{solution}: {exc}") from None

@@ -59,7 +59,8 @@ def _limit_text(problem: Problem) -> str:
 @click.argument("problem", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON to stdout.")
 def info(problem: str, as_json: bool) -> None:
-    """Show the size, structure and memory tightness of PROBLEM (.json or .json.gz)."""
+    """Show the size, structure and memory tightness of PROBLEM (contest or extended JSON, or an
+    XLA request: .pb, .binpb, .textproto, .txtpb)."""
     prob, seconds = _load(problem)
     summary = problem_summary(prob)
     summary["load_seconds"] = round(seconds, 3)

@@ -4,7 +4,6 @@ the answer line and table)."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sys
 import time
@@ -14,9 +13,9 @@ from typing import Any
 import click
 
 from ..clock import CLOCKS, EXEC_GAP, command_start
-from ..evaluate import SolutionError
+from ..errors import ProblemError
 from ..exhaustive import MAX_PLANS
-from ..io import ProblemFormatError, SolutionFormatError, format_contest
+from ..io import format_contest
 from ..problem import Problem
 from .app import EXIT_BAD_INPUT, EXIT_NO_SOLUTION, EXIT_OK, UserError, _Command, cli
 from .backends import _select_backends
@@ -66,40 +65,20 @@ def _on_signals(handler: Any) -> dict:
     return old
 
 
-CAREFUL_LOAD_MAX_BYTES = 200 * 2**20
-"""Up to this size a cold-cache solve parses with ``json`` instead of compiling the fast scanner."""
+def _load_for_solve(path: str | Path, cost_scale: float = 1.0) -> tuple[Problem, float, Any]:
+    """Load under the deadline, as ``portfolio.solve`` does (``json`` for small files, no numba).
+    An XLA request comes with its conversion (plans map back to the request's node order, its notes
+    go to stderr), JSON with None."""
+    from ..adapters.formats import XLA_FORMATS, format_of
+    from ..api import load
 
+    if format_of(path) in XLA_FORMATS or cost_scale != 1.0:
+        from .common import _read
 
-def _scanner_cache_warm() -> bool:
-    """Whether the fast loader's numba cache holds compiled code newer than its source (compiling
-    it costs about 6 s of a solve's budget). Unknown counts as warm."""
-    try:
-        import numba
-
-        from .. import jsonscan
-
-        source = os.path.getmtime(jsonscan.__file__)
-        paths = [o._cache._cache_file._index_path for o in vars(jsonscan).values()
-                 if isinstance(o, numba.core.dispatcher.Dispatcher)]
-        return not paths or all(os.path.exists(p) and os.path.getmtime(p) >= source for p in paths)
-    except Exception:  # noqa: BLE001 -- numba internals moved: behave as before
-        return True
-
-
-SMALL_FILE_BYTES = 2**20
-"""Up to this size ``json`` parses faster than numba (the fast scanner) imports, warm or cold."""
-
-
-def _load_for_solve(path: str | Path) -> tuple[Problem, float]:
-    """Load under the deadline: the careful ``json`` path (no numba) for small files, and on a cold
-    cache for files up to CAREFUL_LOAD_MAX_BYTES; otherwise the usual fast path."""
+        conversion, seconds = _read(path, cost_scale)
+        return conversion.problem, seconds, conversion
     t0 = time.perf_counter()
-    from .. import io as pio
-
-    data = pio.read_bytes(path)
-    fast = len(data) > SMALL_FILE_BYTES and (len(data) > CAREFUL_LOAD_MAX_BYTES
-                                             or _scanner_cache_warm())
-    return pio.parse_problem(data, path, fast=fast), time.perf_counter() - t0
+    return load(path), time.perf_counter() - t0, None
 
 
 def run_solve(problem_path: str | Path, time_limit: float, backends: str | None = None,
@@ -107,7 +86,7 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
               as_json: bool = False, quiet: bool = False, force: bool = False,
               use_presolve: bool = True, early_stop: bool = True, policy: str | None = None,
               memory_limit: object = "default", honour_demand: bool = True,
-              clock: str = "program", exhaustive: bool = True) -> int:
+              clock: str = "program", exhaustive: bool = True, cost_scale: float = 1.0) -> int:
     """Run the portfolio on a problem file and report; returns the exit code.
 
     ``clock`` says what the budget counts from (:mod:`portfolio.clock`): ``program``, this program's
@@ -121,7 +100,7 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
     try:
         return _run_solve(problem_path, time_limit, backends, workers, seed, output, as_json, quiet,
                           force, use_presolve, early_stop, policy, memory_limit, late, honour_demand,
-                          clock, exhaustive)
+                          clock, exhaustive, cost_scale)
     except _Interrupted as stop:
         _on_signals(lambda signum, frame: None)
         console.print(f"[yellow]interrupted[/] ({stop}) before any plan was found", highlight=False)
@@ -135,9 +114,9 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
                workers: int | None, seed: int, output: str | None, as_json: bool, quiet: bool,
                force: bool, use_presolve: bool, early_stop: bool, policy: str | None,
                memory_limit: object, late: list[int], honour_demand: bool = True,
-               clock: str = "program", exhaustive: bool = True) -> int:
+               clock: str = "program", exhaustive: bool = True, cost_scale: float = 1.0) -> int:
+    from ..api import run
     from ..progress import LiveProgress, final_table
-    from ..runner import run_portfolio
 
     start, before = command_start(clock)
     if before >= EXEC_GAP and not quiet:
@@ -147,23 +126,28 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
                          else "program's start"), highlight=False, soft_wrap=True)
     _refuse_overwrite(output, force)
     chosen = _select_backends(backends, time_limit)
-    prob, load_s = _load_for_solve(problem_path)
-    kwargs = dict(start=start, workers=workers, seed=seed, presolve=use_presolve,
-                  early_stop=early_stop, memory_limit=memory_limit, fallback=True,
-                  honour_demand=honour_demand, exhaustive=exhaustive)
-    if policy:
-        kwargs["policy"] = policy
+    prob, load_s, conversion = _load_for_solve(problem_path, cost_scale)
+    kwargs: dict[str, Any] = dict(start=start, workers=workers, seed=seed, presolve=use_presolve,
+                                  early_stop=early_stop, memory_limit=memory_limit, policy=policy,
+                                  honour_demand=honour_demand, exhaustive=exhaustive)
     if quiet:
-        result = run_portfolio(prob, chosen, time_limit, **kwargs)
+        result = run(prob, chosen, time_limit, **kwargs)
     else:
         with LiveProgress(console) as progress:
-            result = run_portfolio(prob, chosen, time_limit, on_update=progress, **kwargs)
+            result = run(prob, chosen, time_limit, on_update=progress, **kwargs)
     _on_signals(lambda signum, frame: late.append(signum))  # the answer is printed whatever comes
     doc = result.to_dict()
     doc.update(problem_path=str(problem_path), load_seconds=round(load_s, 3), seed=seed,
                presolve=result.presolve)
     _presolve_message(prob, result.presolve, quiet)
-    answer = format_contest(result.solution)
+    plan = result.solution
+    if conversion is not None:  # an XLA request: the plan in its own node order, its own units
+        plan = None if plan is None else conversion.expand(plan)
+        doc["solution"] = None if plan is None else plan.tolist()
+        doc["request"] = {"nodes": len(conversion.node_of), "cost_scale": conversion.cost_scale,
+                          "cost": None if result.cost is None else conversion.request_cost(result.cost),
+                          "cost_error_bound": conversion.cost_error_bound}
+    answer = format_contest(plan)
     write_error = None
     if output:
         try:
@@ -178,6 +162,10 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
                           + (f"; {result.proof}" if result.proof else "")
                           + (f"; stopped early: {result.stopped_early}" if result.stopped_early else ""),
                           highlight=False)
+            if conversion is not None and (conversion.cost_scale != 1 or conversion.cost_error_bound):
+                console.print(f"request cost: {doc['request']['cost']:.10g} (scale "
+                              f"{conversion.cost_scale:g}, rounding within "
+                              f"{conversion.cost_error_bound:.3g})", highlight=False)
             if result.bound_text():
                 console.print(result.bound_text(), highlight=False)
         elif result.infeasible_proven_by:
@@ -220,11 +208,17 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
 @click.option("--clock", type=click.Choice(CLOCKS), default="program", show_default=True,
               help=CLOCK_HELP)
 @click.option("--no-exhaustive", is_flag=True, help=NO_EXHAUSTIVE_HELP)
+@click.option("--cost-scale", type=click.FloatRange(min=0, min_open=True), default=1.0,
+              show_default=True, help="For an XLA request: multiply its costs by this before "
+              "rounding them to integers (keeps fractional costs' precision).")
 def solve(problem: str | None, time_limit: float, backends: str | None, workers: int | None,
           seed: int, output: str | None, force: bool, as_json: bool, quiet: bool,
           no_presolve: bool, no_early_stop: bool, policy: str | None, ignore_demand: bool,
-          memory_limit: str | None, clock: str, no_exhaustive: bool) -> None:
+          memory_limit: str | None, clock: str, no_exhaustive: bool, cost_scale: float) -> None:
     """Find the cheapest feasible plan for PROBLEM (default: the bundled example).
+
+    PROBLEM is contest or extended JSON, or an XLA AutoShardingSolverRequest (.pb, .binpb,
+    .textproto, .txtpb); for a request the plan is in the request's own node order.
 
     Backends run in parallel until one shared deadline; every plan is re-verified by the exact
     evaluator. The last stdout line is the plan `[s0, s1, ...]`, or `[]` when none was found.
@@ -244,7 +238,8 @@ def solve(problem: str | None, time_limit: float, backends: str | None, workers:
     sys.exit(run_solve(problem or bundled_example(), time_limit, backends, workers, seed, output,
                        as_json, quiet, force, use_presolve=not no_presolve,
                        early_stop=not no_early_stop, policy=policy, memory_limit=cap,
-                       honour_demand=not ignore_demand, clock=clock, exhaustive=not no_exhaustive))
+                       honour_demand=not ignore_demand, clock=clock, exhaustive=not no_exhaustive,
+                       cost_scale=cost_scale))
 
 
 @click.command(cls=_Command, context_settings={"help_option_names": ["-h", "--help"]})
@@ -262,6 +257,6 @@ def _iopddl(problem: str, timeout: float, clock: str, no_exhaustive: bool) -> No
     """
     try:
         code = run_solve(problem, timeout, quiet=True, clock=clock, exhaustive=not no_exhaustive)
-    except (ProblemFormatError, SolutionFormatError, SolutionError) as exc:
+    except ProblemError as exc:
         raise UserError(str(exc)) from None
     sys.exit(code)

@@ -9,9 +9,11 @@ from .common import EXTENDED_FORMAT, PathLike, ProblemFormatError, SolutionForma
 from .read import (
     TOO_DEEP,
     load_problem,
+    parse_document,
     parse_extended,
     parse_problem,
     parse_solution_text,
+    problem_from_arrays,
     read_bytes,
     read_extended,
     read_solution,
@@ -27,7 +29,7 @@ from .write import (
 
 __all__ = [
     "EXTENDED_FORMAT", "PathLike", "ProblemFormatError", "SolutionFormatError", "TOO_DEEP",
-    "format_contest", "load_problem", "parse_extended", "parse_problem", "parse_solution_text",
-    "problem_to_dict", "problem_to_extended", "read_bytes", "read_extended", "read_solution",
+    "format_contest", "load_problem", "parse_document", "parse_extended", "parse_problem", "parse_solution_text",
+    "problem_from_arrays", "problem_to_dict", "problem_to_extended", "read_bytes", "read_extended", "read_solution",
     "write_extended", "write_problem", "write_solution",
 ]

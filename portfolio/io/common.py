@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import ProblemError
+
 PathLike = str | Path
 
 
-class ProblemFormatError(ValueError):
+class ProblemFormatError(ProblemError):
     """A problem file that cannot be used; the message names the file, the JSON path and the index."""
 
     def __init__(self, path: PathLike, where: str, message: str) -> None:
@@ -15,7 +17,7 @@ class ProblemFormatError(ValueError):
         super().__init__(f"{path}: {where}: {message}" if where else f"{path}: {message}")
 
 
-class SolutionFormatError(ValueError):
+class SolutionFormatError(ProblemError):
     """A solution file that cannot be read."""
 
 

@@ -167,8 +167,9 @@ def _first(mask: np.ndarray) -> int:
     return int(np.flatnonzero(mask)[0])
 
 
-def _check_arrays(path: PathLike, raw: dict) -> None:
-    """Vectorised consistency checks; raise on the first inconsistency, naming its index."""
+def _check_arrays(path: PathLike, raw: dict, tables: bool = True) -> None:
+    """Vectorised consistency checks; raise on the first inconsistency, naming its index.
+    ``tables=False`` leaves the edge tables' sizes to the caller (arrays without per-edge counts)."""
     n_int, n_cost, n_use = (len(raw[k]) for k in ("interval_counts", "cost_counts", "usage_counts"))
     if not n_int == n_cost == n_use:
         raise ProblemFormatError(
@@ -213,13 +214,15 @@ def _check_arrays(path: PathLike, raw: dict) -> None:
             path, f"problem.edges.nodes[{e}][{slot - offsets[e]}]",
             f"node {en[slot]} is out of range (the problem has {n_int} nodes)",
         )
-    _check_table_sizes(path, raw)
+    if tables:
+        _check_table_sizes(path, raw)
 
 
-def _check_table_sizes(path: PathLike, raw: dict) -> None:
-    counts = raw["cost_counts"]
-    arity = raw["edge_node_counts"]
-    offsets = np.concatenate([[0], np.cumsum(arity)])[:-1]
+def _table_sizes(raw: dict) -> tuple[np.ndarray, np.ndarray]:
+    """Each edge's table size (the product of its nodes' strategy counts), and where that
+    product overflows int64."""
+    counts, arity = raw["cost_counts"], raw["edge_node_counts"]
+    offsets = np.concatenate([[0], np.cumsum(arity)])[:-1].astype(np.int64)
     expected = np.ones(len(arity), dtype=np.int64)
     wide = np.zeros(len(arity), dtype=bool)
     for p in range(int(arity.max(initial=0))):
@@ -227,6 +230,14 @@ def _check_table_sizes(path: PathLike, raw: dict) -> None:
         k = counts[raw["edge_nodes"][offsets[mask] + p]]
         wide[mask] |= expected[mask] > INT64_MAX // np.maximum(k, 1)
         expected[mask] *= k
+    return expected, wide
+
+
+def _check_table_sizes(path: PathLike, raw: dict) -> None:
+    counts = raw["cost_counts"]
+    arity = raw["edge_node_counts"]
+    offsets = np.concatenate([[0], np.cumsum(arity)])[:-1]
+    expected, wide = _table_sizes(raw)
     bad = wide | (expected != raw["edge_cost_counts"])
     if bad.any():
         e = _first(bad)
@@ -302,6 +313,80 @@ def parse_problem(data: bytes, path: PathLike = "<bytes>", fast: bool = True) ->
 def load_problem(path: PathLike) -> Problem:
     """Load and validate a ``.json`` or ``.json.gz`` problem file."""
     return parse_problem(read_bytes(path), path)
+
+
+# ---------------------------------------------------------------------------------------- in-memory input
+def _plain(x: Any) -> Any:
+    """numpy arrays and scalars as Python lists and numbers (tuples as lists), so that a document
+    built in Python meets the same walk, and the same messages, as a parsed file."""
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, (np.ndarray, np.generic)):
+        return x.tolist()
+    return x
+
+
+def parse_document(doc: Any, source: PathLike = "<dict>") -> Problem:
+    """Build a validated :class:`Problem` from an already parsed document (contest or extended
+    layout, numpy values allowed); errors name ``source``, the JSON path and the index."""
+    doc = _plain(doc)
+    if _is_extended(doc):
+        return _extended_from_doc(source, doc)
+    return _build(source, _flatten_parsed(source, doc))
+
+
+def _int_array(source: PathLike, key: str, value: Any) -> np.ndarray:
+    """One argument as a flat int64 array of non-negative entries, or an error naming the entry."""
+    arr = np.asarray(value)
+    if arr.size and arr.dtype.kind not in "iu":
+        raise ProblemFormatError(source, key, f"expected integers, got an array of {arr.dtype}")
+    arr = arr.reshape(-1)
+    bad = np.flatnonzero((arr < 0) | (arr > INT64_MAX)) if arr.size else arr
+    if len(bad):
+        raise ProblemFormatError(source, f"{key}[{bad[0]}]", f"must be in 0..2**63-1, got {arr[bad[0]]}")
+    return arr.astype(np.int64)
+
+
+def problem_from_arrays(*, intervals: Any, strategy_counts: Any, costs: Any, usages: Any,
+                        edge_node_counts: Any, edge_nodes: Any, edge_costs: Any,
+                        usage_limit: int | None = None, name: str = "arrays",
+                        source: PathLike = "<arrays>") -> Problem:
+    """The checked twin of :meth:`Problem.from_contest_arrays` (which trusts its input): the same
+    flat arrays, checked as a file is. An error names the argument and its flat index, or, for what
+    only the layout can say, the contest field (``problem.nodes.intervals[3]``: start after end).
+    """
+    got = {key: _int_array(source, key, value) for key, value in (
+        ("intervals", intervals), ("strategy_counts", strategy_counts), ("costs", costs),
+        ("usages", usages), ("edge_node_counts", edge_node_counts), ("edge_nodes", edge_nodes),
+        ("edge_costs", edge_costs))}
+    counts, n = got["strategy_counts"], len(got["strategy_counts"])
+    for key, want in (("intervals", 2 * n), ("costs", int(counts.sum())), ("usages", int(counts.sum())),
+                      ("edge_nodes", int(got["edge_node_counts"].sum()))):
+        if len(got[key]) != want:
+            raise ProblemFormatError(source, key, f"has {len(got[key])} entries, expected {want} "
+                                     f"(from strategy_counts and edge_node_counts)")
+    if usage_limit is not None and not isinstance(usage_limit, (int, np.integer)):
+        raise ProblemFormatError(source, "usage_limit", f"expected an integer or None, got {usage_limit!r}")
+    if usage_limit is not None and not 0 <= usage_limit <= INT64_MAX:
+        raise ProblemFormatError(source, "usage_limit", f"must be in 0..2**63-1, got {usage_limit}")
+    raw = {"interval_counts": np.full(n, 2, dtype=np.int64), "intervals": got["intervals"],
+           "cost_counts": counts, "costs": got["costs"], "usage_counts": counts,
+           "usages": got["usages"], "edge_node_counts": got["edge_node_counts"],
+           "edge_nodes": got["edge_nodes"], "edge_costs": got["edge_costs"],
+           "usage_limit": None if usage_limit is None else int(usage_limit), "name": name,
+           # per-edge table sizes are derived below, once the edges' nodes are known to be in range
+           "edge_cost_counts": np.zeros(len(got["edge_node_counts"]), dtype=np.int64)}
+    _check_arrays(source, raw, tables=False)
+    sizes, wide = _table_sizes(raw)
+    if wide.any():
+        raise ProblemFormatError(source, f"problem.edges.costs[{_first(wide)}]",
+                                 "its table would have more than 2**63-1 entries")
+    if int(sizes.sum()) != len(raw["edge_costs"]):
+        raise ProblemFormatError(source, "edge_costs", f"has {len(raw['edge_costs'])} entries but "
+                                 f"the edges' tables need {int(sizes.sum())}")
+    return _build(source, {**raw, "edge_cost_counts": sizes})
 
 
 # ---------------------------------------------------------------------------------------- solutions
@@ -457,7 +542,7 @@ def _extended_from_doc(path: PathLike, doc: Any) -> Problem:
             raise ProblemFormatError(path, f"problem.capacity.times[{k}]",
                                      "times must be strictly increasing")
     offset = prob.get("cost_offset", 0)
-    _check_int(path, "problem.cost_offset", offset)
+    _check_signed(path, "problem.cost_offset", offset)  # negative from a request's shifted edges
     name = _name(path, prob)
     bounds = np.array(iv_bounds, dtype=np.int64).reshape(-1, 2)
     return Problem(

@@ -62,6 +62,15 @@ class Answers:
             cost, source = self.reserve[1].cost, FALLBACK
         return cost, source
 
+    def incumbent(self) -> Optional[tuple[int, np.ndarray, str]]:
+        """The cheapest verified plan so far, the reserve included: (cost, plan on the original
+        problem, its source), or None. For callers that want plans as they come (``on_update``)."""
+        cost, source = self._verified_best()
+        if cost is None:
+            return None
+        plan = self.reserve[0] if source == FALLBACK else self.best
+        return cost, plan, source or "runner"
+
     def _claim(self, run: Optional[BackendRun], kind: str, value: Optional[int], exact: bool,
                source: str = "") -> None:
         self.claims.add(Claim(kind, run.name if run else source, run.backend if run else "runner",

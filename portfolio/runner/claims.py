@@ -17,6 +17,10 @@ from typing import Optional
 
 OPTIMAL, INFEASIBLE, LOWER_BOUND = "optimal", "infeasible", "lower-bound"
 
+PROVEN = "proven optimal"
+"""How a verdict that counts as a proof begins (:meth:`ClaimBook.verdict`); a lone backend's
+claim about its own plan reads "claimed optimal" instead."""
+
 
 @dataclass
 class Claim:
@@ -96,12 +100,12 @@ class ClaimBook:
             return None
         own = [c for c in meet if c.backend == "runner"]
         if own:
-            return f"proven optimal by {own[0].source}"
+            return f"{PROVEN} by {own[0].source}"
         backends = sorted({c.backend for c in meet})
         if len(backends) >= 2:
-            return "proven optimal: " + " and ".join(backends) + " agree"
+            return f"{PROVEN}: " + " and ".join(backends) + " agree"
         if backends[0] != winner_backend:
-            return f"proven optimal: plan by {winner} meets the bound of {backends[0]}"
+            return f"{PROVEN}: plan by {winner} meets the bound of {backends[0]}"
         return f"claimed optimal by {meet[0].source}"
 
     def infeasible_claims(self) -> list[Claim]:

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..backend import Status
 from ..evaluate import Evaluation
-from .claims import Claim
+from .claims import PROVEN, Claim
 
 
 @dataclass
@@ -126,6 +126,12 @@ class PortfolioResult:
     @property
     def cost(self) -> Optional[int]:
         return None if self.evaluation is None else self.evaluation.cost
+
+    @property
+    def proven_optimal(self) -> bool:
+        """The verified answer is proven optimal: by the runner itself, or by a bound that a source
+        other than the plan's finder (or two independent ones) met. A lone claim does not count."""
+        return self.solution is not None and (self.proof or "").startswith(PROVEN)
 
     @property
     def incumbents(self) -> list[Incumbent]:
