@@ -52,7 +52,8 @@ import numpy as np
 
 from portfolio.problem import Problem
 
-from .toulbar2 import KILL_GRACE, run_in_child, started_search
+from .toulbar2 import KILL_GRACE, run_in_child
+from .toulbar2_exact import search_and_read
 from .toulbar2_network import MAX_SCALE, TOTAL_LIMIT, ScalingError, choose_scale
 
 THETA_LIMIT = 2.0**61
@@ -251,19 +252,7 @@ def priced_child(net: PricedNetwork, seconds: float, seed: int, vac: int) -> dic
     except cfn.Contradiction:   # the hard entries alone leave no assignment
         return {**answer, "dual": math.inf, "limited": False, "build_s": time.monotonic() - t0,
                 "solve_s": 0.0}
-    t1 = time.monotonic()
-    cfn.Option.limited = False   # toulbar2 sets it when a limit stopped the search
-    started_search()
-    try:
-        result = cfn.Solve(timeLimit=max(1, math.ceil(seconds)))
-    except cfn.Contradiction:
-        result = None
-    t2 = time.monotonic()
-    if result is not None:
-        answer["plan"], answer["cost"] = [int(v) for v in result[0]], float(result[1])
-    answer.update(dual=float(cfn.GetDDualBound()), limited=bool(cfn.Option.limited),
-                  nodes=int(cfn.GetNbNodes()), build_s=t1 - t0, solve_s=t2 - t1)
-    return answer
+    return search_and_read(cfn, seconds, answer, t0)
 
 
 @dataclass

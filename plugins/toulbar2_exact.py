@@ -241,8 +241,16 @@ def tb2_exact_child(net: ExactNetwork, seconds: float, seed: int, vac: int,
         return {**answer, "build_s": time.monotonic() - t0, "solve_s": 0.0}
     for i, s in enumerate(hint or []):   # toulbar2's value heuristic tries these first
         cfn.CFN.wcsp.setBestValue(i, int(s))
+    return search_and_read(cfn, seconds, answer, t0)
+
+
+def search_and_read(cfn: Any, seconds: float, answer: dict, t0: float) -> dict:
+    """Run a posted network's search for at most ``seconds`` and read back what a caller needs
+    (best plan and cost, toulbar2's dual bound, whether a limit stopped it, timings from ``t0``).
+    ``Option.limited`` is reset first: toulbar2 sets it, never clears it, and only an unlimited
+    search may be called complete (a proof, or a bound that is the optimum)."""
     t1 = time.monotonic()
-    cfn.Option.limited = False   # toulbar2 sets it when a limit stopped the search
+    cfn.Option.limited = False
     started_search()
     try:
         result = cfn.Solve(timeLimit=max(1, math.ceil(seconds)))
