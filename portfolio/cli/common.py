@@ -37,15 +37,10 @@ def _load(path: str | Path) -> tuple[Problem, float]:
 def _read(path: str | Path, cost_scale: float = 1.0, fmt: str | None = None) -> tuple[Conversion, float]:
     """Load a problem in any format with its map back to the file's nodes; the conversion's notes
     (followers folded, costs rounded or shifted) go to stderr."""
-    from ..adapters.formats import read_any
+    from ..api.inputs import read  # the one reading path, shared with portfolio.load / solve
 
     t0 = time.perf_counter()
-    try:
-        conversion = read_any(path, fmt, cost_scale)
-    except ValueError as exc:
-        if type(exc) is not ValueError:
-            raise
-        raise UserError(f"{path}: {exc}") from None
+    conversion = read(path, cost_scale, fmt)  # a ProblemError becomes the one-line error, exit 2
     for note in conversion.notes:
         console.print(f"[yellow]note:[/] {path}: {note}", highlight=False, soft_wrap=True)
     return conversion, time.perf_counter() - t0

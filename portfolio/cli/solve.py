@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import signal
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -70,15 +69,10 @@ def _load_for_solve(path: str | Path, cost_scale: float = 1.0) -> tuple[Problem,
     An XLA request comes with its conversion (plans map back to the request's node order, its notes
     go to stderr), JSON with None."""
     from ..adapters.formats import XLA_FORMATS, format_of
-    from ..api import load
+    from .common import _read
 
-    if format_of(path) in XLA_FORMATS or cost_scale != 1.0:
-        from .common import _read
-
-        conversion, seconds = _read(path, cost_scale)
-        return conversion.problem, seconds, conversion
-    t0 = time.perf_counter()
-    return load(path), time.perf_counter() - t0, None
+    conversion, seconds = _read(path, cost_scale)
+    return conversion.problem, seconds, conversion if format_of(path) in XLA_FORMATS else None
 
 
 def run_solve(problem_path: str | Path, time_limit: float, backends: str | None = None,
