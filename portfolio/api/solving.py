@@ -70,7 +70,8 @@ def run(problem: Problem, backends: Sequence[BackendLike], time_limit: float, *,
         presolve: bool = True, exhaustive: bool = True, early_stop: bool = True,
         memory_limit: object = "default", policy: Optional[str] = None, honour_demand: bool = True,
         warm_start: Any = None, on_update: Optional[Callable[[Portfolio], None]] = None,
-        ) -> PortfolioResult:
+        hold: Optional[Callable[[Any], Optional[str]]] = None,
+        keep_open: Optional[Callable[[], bool]] = None) -> PortfolioResult:
     """One portfolio run with the defaults of ``portfolio solve`` (which calls this too): presolve
     under the deadline, a tiny instance settled by scoring every plan, the fallback plan held in
     reserve. Arguments as :func:`portfolio.runner.run_portfolio`."""
@@ -79,7 +80,8 @@ def run(problem: Problem, backends: Sequence[BackendLike], time_limit: float, *,
     kwargs: dict[str, Any] = dict(start=start, workers=workers, seed=seed, presolve=presolve,
                                   early_stop=early_stop, memory_limit=memory_limit, fallback=True,
                                   honour_demand=honour_demand, exhaustive=exhaustive,
-                                  warm_start=warm_start, on_update=on_update)
+                                  warm_start=warm_start, on_update=on_update, hold=hold,
+                                  keep_open=keep_open)
     if policy:
         kwargs["policy"] = policy
     return run_portfolio(problem, backends, time_limit, **kwargs)

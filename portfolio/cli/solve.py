@@ -18,6 +18,7 @@ from ..io import format_contest
 from ..problem import Problem
 from .app import EXIT_BAD_INPUT, EXIT_NO_SOLUTION, EXIT_OK, UserError, _Command, cli
 from .backends import _select_backends
+from .cluster import ClusterOptions, cluster_from, cluster_options
 from .common import _refuse_overwrite, bundled_example, console
 
 CLOCK_HELP = ("What the time limit counts from: 'program', this program's start; 'process', the "
@@ -80,8 +81,11 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
               as_json: bool = False, quiet: bool = False, force: bool = False,
               use_presolve: bool = True, early_stop: bool = True, policy: str | None = None,
               memory_limit: object = "default", honour_demand: bool = True,
-              clock: str = "program", exhaustive: bool = True, cost_scale: float = 1.0) -> int:
+              clock: str = "program", exhaustive: bool = True, cost_scale: float = 1.0,
+              cluster: ClusterOptions | None = None) -> int:
     """Run the portfolio on a problem file and report; returns the exit code.
+
+    ``cluster`` (a :class:`ClusterOptions`) runs the solve on a Dask cluster (docs/distributed.md).
 
     ``clock`` says what the budget counts from (:mod:`portfolio.clock`): ``program``, this program's
     start, or ``process``, its process's creation (a shell that exec'd it included).
@@ -94,7 +98,7 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
     try:
         return _run_solve(problem_path, time_limit, backends, workers, seed, output, as_json, quiet,
                           force, use_presolve, early_stop, policy, memory_limit, late, honour_demand,
-                          clock, exhaustive, cost_scale)
+                          clock, exhaustive, cost_scale, cluster)
     except _Interrupted as stop:
         _on_signals(lambda signum, frame: None)
         console.print(f"[yellow]interrupted[/] ({stop}) before any plan was found", highlight=False)
@@ -108,9 +112,10 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
                workers: int | None, seed: int, output: str | None, as_json: bool, quiet: bool,
                force: bool, use_presolve: bool, early_stop: bool, policy: str | None,
                memory_limit: object, late: list[int], honour_demand: bool = True,
-               clock: str = "program", exhaustive: bool = True, cost_scale: float = 1.0) -> int:
+               clock: str = "program", exhaustive: bool = True, cost_scale: float = 1.0,
+               cluster: ClusterOptions | None = None) -> int:
     from ..api import run
-    from ..progress import LiveProgress, final_table
+    from ..progress import LiveProgress
 
     start, before = command_start(clock)
     if before >= EXEC_GAP and not quiet:
@@ -120,17 +125,58 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
                          else "program's start"), highlight=False, soft_wrap=True)
     _refuse_overwrite(output, force)
     chosen = _select_backends(backends, time_limit)
-    prob, load_s, conversion = _load_for_solve(problem_path, cost_scale)
-    kwargs: dict[str, Any] = dict(start=start, workers=workers, seed=seed, presolve=use_presolve,
-                                  early_stop=early_stop, memory_limit=memory_limit, policy=policy,
-                                  honour_demand=honour_demand, exhaustive=exhaustive)
-    if quiet:
-        result = run(prob, chosen, time_limit, **kwargs)
-    else:
-        with LiveProgress(console) as progress:
-            result = run(prob, chosen, time_limit, on_update=progress, **kwargs)
-    _on_signals(lambda signum, frame: late.append(signum))  # the answer is printed whatever comes
+    link = None if cluster is None else cluster.start(problem_path, chosen, seed, start, time_limit,
+                                                      use_presolve, cost_scale)
+    try:
+        prob, load_s, conversion = _load_for_solve(problem_path, cost_scale)
+        kwargs: dict[str, Any] = dict(start=start, workers=workers, seed=seed, presolve=use_presolve,
+                                      early_stop=early_stop, memory_limit=memory_limit,
+                                      policy=policy, honour_demand=honour_demand,
+                                      exhaustive=exhaustive)
+        driver = None
+        if link is not None:
+            from ..distributed.driver import ClusterDriver
+
+            driver = ClusterDriver(link, say=lambda line: console.print(
+                f"[yellow]{line}[/]", highlight=False, soft_wrap=True))
+            # the cluster presolves in every shard; here only the held backends would use it
+            kwargs.update(hold=driver.hold, keep_open=driver.keep_open, presolve=False)
+        if quiet:
+            result = run(prob, chosen, time_limit, on_update=driver, **kwargs)
+        else:
+            with LiveProgress(console) as progress:
+                result = run(prob, chosen, time_limit, on_update=_both(driver, progress), **kwargs)
+        if link is not None:
+            link.stop()
+            driver.finish(result.runs)
+        _on_signals(lambda signum, frame: late.append(signum))  # the answer is printed whatever comes
+        return _report(result, problem_path, time_limit, seed, output, as_json, quiet, late,
+                       prob, load_s, conversion, None if driver is None else driver.summary())
+    finally:
+        if link is not None:  # the answer is out: end the cluster side before the budget's end
+            link.close(until=start + time_limit - 0.4)
+
+
+def _both(first: Any, second: Any) -> Any:
+    """One ``on_update`` calling two (either may be None)."""
+    if first is None:
+        return second
+
+    def hook(runner: Any) -> None:
+        first(runner)
+        second(runner)
+    return hook
+
+
+def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
+            output: str | None, as_json: bool, quiet: bool, late: list[int], prob: Problem,
+            load_s: float, conversion: Any, cluster_doc: dict | None) -> int:
+    """The table on stderr, the answer line (or --json) on stdout, --output; the exit code."""
+    from ..progress import final_table
+
     doc = result.to_dict()
+    if cluster_doc is not None:
+        doc["cluster"] = cluster_doc
     doc.update(problem_path=str(problem_path), load_seconds=round(load_s, 3), seed=seed,
                presolve=result.presolve)
     _presolve_message(prob, result.presolve, quiet)
@@ -205,10 +251,13 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
 @click.option("--cost-scale", type=click.FloatRange(min=0, min_open=True), default=1.0,
               show_default=True, help="For an XLA request: multiply its costs by this before "
               "rounding them to integers (keeps fractional costs' precision).")
+@cluster_options
 def solve(problem: str | None, time_limit: float, backends: str | None, workers: int | None,
           seed: int, output: str | None, force: bool, as_json: bool, quiet: bool,
           no_presolve: bool, no_early_stop: bool, policy: str | None, ignore_demand: bool,
-          memory_limit: str | None, clock: str, no_exhaustive: bool, cost_scale: float) -> None:
+          memory_limit: str | None, clock: str, no_exhaustive: bool, cost_scale: float,
+          dask_scheduler: str | None, dask_workers: int | None, dask_problem: str,
+          dask_unreachable: str) -> None:
     """Find the cheapest feasible plan for PROBLEM (default: the bundled example).
 
     PROBLEM is contest or extended JSON, or an XLA AutoShardingSolverRequest (.pb, .binpb,
@@ -222,8 +271,14 @@ def solve(problem: str | None, time_limit: float, backends: str | None, workers:
     The time limit counts from this program's start, loading included, also when a shell exec'd
     it after other commands (`bash -c "cd x && portfolio solve"`); `--clock process` counts from the
     creation of the process instead, as `iopddl` does.
+
+    With --dask-scheduler (or --dask-workers) the solve runs across a Dask cluster, one shard of the
+    portfolio per worker; this machine keeps a local answer and verifies every shard's plan
+    (docs/distributed.md).
     """
     from ..runner.contain import parse_size
+
+    cluster = cluster_from(dask_scheduler, dask_workers, dask_problem, dask_unreachable)
 
     try:
         cap: object = "default" if memory_limit is None else parse_size(memory_limit)
@@ -233,7 +288,7 @@ def solve(problem: str | None, time_limit: float, backends: str | None, workers:
                        as_json, quiet, force, use_presolve=not no_presolve,
                        early_stop=not no_early_stop, policy=policy, memory_limit=cap,
                        honour_demand=not ignore_demand, clock=clock, exhaustive=not no_exhaustive,
-                       cost_scale=cost_scale))
+                       cost_scale=cost_scale, cluster=cluster))
 
 
 @click.command(cls=_Command, context_settings={"help_option_names": ["-h", "--help"]})
@@ -242,7 +297,10 @@ def solve(problem: str | None, time_limit: float, backends: str | None, workers:
 @click.option("--clock", type=click.Choice(CLOCKS), default="process", show_default=True,
               help=CLOCK_HELP)
 @click.option("--no-exhaustive", is_flag=True, help=NO_EXHAUSTIVE_HELP)
-def _iopddl(problem: str, timeout: float, clock: str, no_exhaustive: bool) -> None:
+@cluster_options
+def _iopddl(problem: str, timeout: float, clock: str, no_exhaustive: bool,
+            dask_scheduler: str | None, dask_workers: int | None, dask_problem: str,
+            dask_unreachable: str) -> None:
     """Contest drop-in: solve PROBLEM within TIMEOUT seconds; the last stdout line is the plan.
 
     TIMEOUT counts from the creation of this process, as a harness that times the whole command
@@ -250,7 +308,9 @@ def _iopddl(problem: str, timeout: float, clock: str, no_exhaustive: bool) -> No
     (`--clock program` counts from this program's start instead, as `portfolio solve` does).
     """
     try:
-        code = run_solve(problem, timeout, quiet=True, clock=clock, exhaustive=not no_exhaustive)
+        cluster = cluster_from(dask_scheduler, dask_workers, dask_problem, dask_unreachable)
+        code = run_solve(problem, timeout, quiet=True, clock=clock, exhaustive=not no_exhaustive,
+                         cluster=cluster)
     except ProblemError as exc:
         raise UserError(str(exc)) from None
     sys.exit(code)

@@ -55,6 +55,30 @@ class Answers:
             self.shared.publish(sol)
         return None, ev
 
+    def offer(self, run: Optional[BackendRun], plan: object, note: str) -> Optional[str]:
+        """A plan from outside this run's workers (a cluster shard, a caller): verified and kept
+        like any backend's, credited to ``run`` (a row the caller added to ``runs``) or to
+        ``note`` when ``run`` is None. Returns why it was refused, or None."""
+        refused, _ = self._consider(run, plan, note)
+        if refused is None and run is None and self.best is not None and \
+                self.best_backend is None and self.best_eval is not None:
+            self.best_backend = note
+        return refused
+
+    def outside_bound(self, run: BackendRun, value: object, note: str, exact: bool) -> None:
+        """A lower bound from outside (a shard's standing bound), claimed like a backend's."""
+        self._in_run_bound(run, value, note, exact)
+
+    def outside_optimal(self, run: BackendRun, cost: int, exact: bool) -> None:
+        """An outside claim that ``cost`` is optimal; it stands only while no verified plan is
+        cheaper (the claims book checks it like any backend's)."""
+        run.claimed_optimal = True
+        self._claim(run, OPTIMAL, int(cost), exact)
+
+    def outside_reject(self, run: BackendRun, reason: str) -> None:
+        """Outside work sent something false: its row says so; its verified plans stay."""
+        self._reject(run, reason)
+
     def _verified_best(self) -> tuple[Optional[int], Optional[str]]:
         """The cheapest verified cost, counting the runner's reserve plan, and its source."""
         cost, source = (None, None) if self.best_eval is None else (self.best_eval.cost, self.best_backend)

@@ -50,7 +50,9 @@ class Portfolio(Launching, Supervision, Answers, StopRules):
                  presolved: Optional[PlanMapping] = None, presolve: bool = False,
                  early_stop: bool = True, policy: str = DEFAULT_POLICY,
                  extra_seeds: bool = True, memory_limit: object = "default",
-                 fallback: bool = True, honour_demand: bool = True, exhaustive: bool = False) -> None:
+                 fallback: bool = True, honour_demand: bool = True, exhaustive: bool = False,
+                 hold: Optional[Callable[[BackendLike], Optional[str]]] = None,
+                 keep_open: Optional[Callable[[], bool]] = None) -> None:
         names = [b.name for b in backends]
         if len(set(names)) != len(names):
             raise ValueError(f"backend listed twice: {names}")
@@ -67,6 +69,11 @@ class Portfolio(Launching, Supervision, Answers, StopRules):
         self.honour_demand = honour_demand  # a backend's declared low CPU demand lowers its priority
         self.fallback = fallback  # the reserve plan may be the answer (it always checks claims)
         self.exhaustive = exhaustive  # score every plan of a tiny instance before any backend
+        # Work done elsewhere (a cluster, see portfolio.distributed): ``hold(backend)`` says why a
+        # waiting backend may not start yet (None: it may); ``keep_open()`` keeps the loop going
+        # with no live worker, so that plans offered from outside (``offer``) still count.
+        self.hold, self.keep_open = hold, keep_open
+        self.spare_pids: set[int] = set()   # children the runner must not end (a cluster's host)
         # Bytes one backend (with everything it starts) may use; "default": a share of the RAM.
         self.memory_limit: Optional[int] = (contain.default_memory_limit(len(self.backends))
                                             if memory_limit == "default" else memory_limit)
@@ -165,7 +172,8 @@ class Portfolio(Launching, Supervision, Answers, StopRules):
                 self._stop_all(f"the run stopped early: {reason}")
                 return
             if not live and self.presolve_job is None and (
-                    not self.waiting or time.monotonic() >= self.soft_deadline):
+                    not self.waiting or time.monotonic() >= self.soft_deadline) and not (
+                    self.keep_open is not None and self.keep_open()):
                 return
             if time.monotonic() >= self.kill_time:
                 self._stop_all("the deadline came; terminated")
@@ -199,7 +207,9 @@ def run_portfolio(problem: Problem, backends: Sequence[BackendLike], time_limit:
                   early_stop: bool = True, policy: str = DEFAULT_POLICY,
                   extra_seeds: bool = True, memory_limit: object = "default",
                   fallback: bool = True, honour_demand: bool = True,
-                  exhaustive: bool = False) -> PortfolioResult:
+                  exhaustive: bool = False,
+                  hold: Optional[Callable[[BackendLike], Optional[str]]] = None,
+                  keep_open: Optional[Callable[[], bool]] = None) -> PortfolioResult:
     """Run ``backends`` on ``problem`` until ``start + time_limit`` and return the best verified plan.
 
     ``start`` is a ``time.monotonic()`` value (default: now; system-wide on Linux, so it compares
@@ -218,7 +228,10 @@ def run_portfolio(problem: Problem, backends: Sequence[BackendLike], time_limit:
     (``report.demand("low")``) the lowest priority (see :mod:`.schedule`); False ignores demands.
     ``exhaustive`` (the CLI's default) first scores every plan of a tiny instance
     (:mod:`portfolio.exhaustive`); when that settles it, the run ends before any backend starts.
+    ``hold`` and ``keep_open`` are for work done outside this machine (:mod:`portfolio.distributed`):
+    a backend ``hold`` gives a reason for waits, and the run goes on while ``keep_open()`` is true
+    even with no worker alive (plans come in through :meth:`Portfolio.offer` from ``on_update``).
     """
     return Portfolio(problem, backends, time_limit, start, workers, seed, warm_start, on_update,
                      presolved, presolve, early_stop, policy, extra_seeds, memory_limit,
-                     fallback, honour_demand, exhaustive).run()
+                     fallback, honour_demand, exhaustive, hold, keep_open).run()

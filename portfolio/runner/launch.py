@@ -60,6 +60,9 @@ class Launching:
 
     def _blocked(self, backend: BackendLike) -> Optional[str]:
         """Why a waiting backend cannot start yet, or None."""
+        held = self.hold(backend) if self.hold is not None else None
+        if held:
+            return held
         if not is_safety_net(backend) and time.monotonic() < self.safety_until:
             pending = any(is_safety_net(b) for b in self.waiting)
             running = any(not w.done and is_safety_net(w.backend) for w in self.active)

@@ -161,7 +161,7 @@ class Supervision:
     def _kill_adopted(self) -> None:
         """Orphans of workers adopted by this process (the subreaper flag) end here."""
         if self.adopting:
-            known = {w.process.pid for w in self.active}
+            known = {w.process.pid for w in self.active} | self.spare_pids
             if self.presolve_job is not None:
                 known.add(self.presolve_job.process.pid)
             contain.kill_adopted(known, self.run_ticks)

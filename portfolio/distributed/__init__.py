@@ -1,0 +1,16 @@
+"""One solve across a Dask cluster: shards of the portfolio on many machines, one deadline, the
+driver's verified incumbent shared with every shard.
+
+- :mod:`.split`: which backends and seeds each Dask worker runs (one shard per worker).
+- :mod:`.plans`: the compact wire form of a plan (smallest integer type, zlib).
+- :mod:`.shard_main`: the shard process (``python -m portfolio.distributed.shard_main``): the local
+  runner on one machine, plans out as JSON lines on stdout, the cluster's incumbent in on stdin.
+- :mod:`.shard_task`: the Dask task that runs a shard process in its own session and relays
+  between it and the cluster; it kills the process group at the deadline or on the stop signal.
+- :mod:`.link`: the driver's Dask side (connection or local cluster, problem transfer, submission,
+  the inbox of shard messages, publishing the incumbent, stopping), in a thread of its own.
+- :mod:`.driver`: the driver's local run (fallback plan, greedy), which verifies every shard plan
+  and credits it to the shard's row; what ``portfolio solve --dask-scheduler`` calls.
+
+docs/distributed.md explains the design and how to run it.
+"""
