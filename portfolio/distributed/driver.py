@@ -117,7 +117,7 @@ class ClusterDriver:
 
     def _done(self, runner: Any, row: BackendRun, message: dict) -> None:
         row.finished = round(runner.now(), 4)
-        if isinstance(message.get("received"), list):
+        if isinstance(message.get("received"), (list, tuple)):   # msgpack makes lists tuples
             self.receipts[message["shard"]] = message["received"]
         if row.disqualified:
             return
