@@ -21,8 +21,9 @@ FLOORS = {
     "kernels": 4, "runner": 4,
     "exact": 5, "bench": 5, "progress": 5, "adapters": 5,
     "api": 6,
-    "cli": 7, "plugins": 7,
-    "__main__": 8,
+    "plugins": 7, "distributed": 7,
+    "cli": 8,
+    "__main__": 9,
 }
 """Floor of each unit (a top-level module or package of ``portfolio``, or ``plugins``)."""
 

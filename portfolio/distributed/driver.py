@@ -44,7 +44,7 @@ class ClusterDriver:
 
     # ------------------------------------------------------------------ runner hooks
     def hold(self, backend: Any) -> Optional[str]:
-        if is_safety_net(backend) or not self.link.alive():
+        if is_safety_net(backend) or self.link.state in ("unreachable", "lost"):
             return None
         return HELD
 
