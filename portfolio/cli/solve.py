@@ -154,7 +154,7 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
                        prob, load_s, conversion, None if driver is None else driver.summary())
     finally:
         if link is not None:  # the answer is out: end the cluster side before the budget's end
-            link.close(until=start + time_limit - 0.4)
+            link.close(until=start + time_limit - 1.0)
 
 
 def _both(first: Any, second: Any) -> Any:

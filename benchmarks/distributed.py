@@ -1,0 +1,181 @@
+"""One solve across a Dask cluster (issue 22): against the plain local run, problem transfer, and
+how fast an incumbent reaches the other shards.
+
+Every run is ``portfolio solve FILE -t SECONDS --seed S --json -q`` in a fresh process, as a user
+would type it; the wall time is measured from before the process starts to its exit.
+
+- ``compare``: the plain local run against ``--dask-workers 2`` on the same machine, for every
+  instance and seed, **alternated** (seed-major, the two variants back to back, their order
+  swapped every seed), so that a drift of the machine spreads over both. Prints the score (best
+  known / cost) per seed, the mean per variant and instance, walls, and the cluster's start-up
+  (the driver's time until the shards were submitted, and until their problem was loaded).
+- ``transfer``: ``--dask-problem path`` against ``scatter`` on one instance (default A, the
+  largest): seconds until the shards were submitted, until each had loaded its problem, and the
+  bytes scattered.
+- ``sharing``: a simulated larger cluster, ``--dask-workers W`` on this machine (one thread each,
+  so W > cores oversubscribes): the seconds from a shard sending the plan that became the
+  incumbent to every other shard's process having it (``cluster.sharing_latency_s``), plan sizes,
+  messages and publishes per second.
+
+    python benchmarks/distributed.py compare [--instances K,M,N,S] [--seconds 60] [--seeds 0,1,2]
+    python benchmarks/distributed.py transfer [--instances A] [--seconds 30] [--seeds 0,1,2]
+    python benchmarks/distributed.py sharing [--instances N] [--seconds 30] [--workers 4,6]
+
+Each run's JSON goes to ``runs/<name>/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from backends import best_known  # noqa: E402
+
+
+def solve(path: Path, seconds: float, seed: int, extra: list[str], out: Path) -> dict:
+    cmd = [sys.executable, "-m", "portfolio", "solve", str(path), "-t", str(seconds),
+           "--seed", str(seed), "--json", "-q", *extra]
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
+    wall = time.monotonic() - t0
+    try:
+        data = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        data = {"error": proc.stderr[-2000:], "returncode": proc.returncode}
+    data["wall_s"] = round(wall, 3)
+    data["command"] = cmd[3:]
+    out.write_text(json.dumps(data, indent=1))
+    return data
+
+
+def instance(name: str) -> tuple[str, Path]:
+    full = f"asplos-2025-iopddl-{name}"
+    return full, SHARED / "benchmarks" / f"{full}.json.gz"
+
+
+def startup(data: dict) -> dict:
+    """Seconds from the command's start: shards submitted, first and last shard loaded."""
+    cluster = data.get("cluster") or {}
+    ready = [r["at"] for r in (cluster.get("ready") or {}).values()]
+    submitted = (cluster.get("timings") or {}).get("submitted")
+    load = data.get("load_seconds") or 0.0
+    return {"submitted": None if submitted is None else round(submitted, 2),
+            "first_ready": min(ready) if ready else None, "last_ready": max(ready) if ready else None,
+            "driver_load": round(load, 2)}
+
+
+def compare(args: argparse.Namespace, out_dir: Path) -> None:
+    best = best_known()
+    variants = {"local": [], "dask-workers-2": ["--dask-workers", "2"]}
+    scores: dict[tuple[str, str], list[Optional[float]]] = {}
+    walls: dict[str, list[float]] = {v: [] for v in variants}
+    starts: list[dict] = []
+    for k, seed in enumerate(args.seeds):
+        for inst in args.instances:
+            full, path = instance(inst)
+            order = list(variants) if k % 2 == 0 else list(reversed(variants))
+            for variant in order:
+                data = solve(path, args.seconds, seed, variants[variant],
+                             out_dir / f"{inst}-{variant}-s{seed}.json")
+                cost = data.get("cost")
+                score = best[full] / cost if cost and full in best else None
+                scores.setdefault((inst, variant), []).append(score)
+                walls[variant].append(data["wall_s"])
+                if variant != "local":
+                    starts.append(dict(startup(data), instance=inst, seed=seed))
+                print(f"# {time.strftime('%H:%M:%S')} {inst} {variant} seed {seed}: "
+                      f"{'-' if score is None else f'{score:.4f}'} (wall {data['wall_s']} s)",
+                      flush=True)
+    print(f"\n| instance | variant | {' | '.join(f'seed {s}' for s in args.seeds)} | mean |")
+    print("|---|---|" + "---:|" * (len(args.seeds) + 1))
+    for (inst, variant), vals in sorted(scores.items()):
+        ok = [v for v in vals if v is not None]
+        cells = ["-" if v is None else f"{v:.3f}" for v in vals]
+        mean = f"{statistics.mean(ok):.4f}" if ok else "-"
+        print(f"| {inst} | {variant} | {' | '.join(cells)} | **{mean}** |")
+    for variant in variants:
+        every = [v for (i, var), vals in scores.items() if var == variant for v in vals if v]
+        print(f"\n{variant}: mean score {statistics.mean(every):.4f} over {len(every)} runs; wall "
+              f"max {max(walls[variant]):.2f} s (limit {args.seconds:g} s)")
+    print("\n| instance | seed | shards submitted (s) | first shard loaded (s) | last (s) | driver load (s) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for s in starts:
+        print(f"| {s['instance']} | {s['seed']} | {s['submitted']} | {s['first_ready']} | "
+              f"{s['last_ready']} | {s['driver_load']} |")
+
+
+def transfer(args: argparse.Namespace, out_dir: Path) -> None:
+    print("| instance | mode | seed | shards submitted (s) | shards loaded (s) | shard load (s) | "
+          "bytes scattered | wall (s) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for k, seed in enumerate(args.seeds):
+        for inst in args.instances:
+            _, path = instance(inst)
+            modes = ["path", "scatter"] if k % 2 == 0 else ["scatter", "path"]
+            for mode in modes:
+                data = solve(path, args.seconds, seed, ["--dask-workers", "2", "--dask-problem", mode],
+                             out_dir / f"{inst}-{mode}-s{seed}.json")
+                cluster = data.get("cluster") or {}
+                ready = cluster.get("ready") or {}
+                loads = "/".join(f"{r['load_s']:.2f}" for r in ready.values())
+                s = startup(data)
+                print(f"| {inst} | {mode} | {seed} | {s['submitted']} | {s['last_ready']} | {loads} | "
+                      f"{(cluster.get('traffic') or {}).get('scattered_bytes')} | {data['wall_s']} |",
+                      flush=True)
+
+
+def sharing(args: argparse.Namespace, out_dir: Path) -> None:
+    print("| instance | workers | seed | sharing latency median / p90 / max (s) | receipts | "
+          "driver latency median (s) | plan bytes per message | messages/s | publishes/s | wall (s) |")
+    print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|")
+    for seed in args.seeds:
+        for inst in args.instances:
+            _, path = instance(inst)
+            for workers in args.workers:
+                data = solve(path, args.seconds, seed, ["--dask-workers", str(workers)],
+                             out_dir / f"{inst}-w{workers}-s{seed}.json")
+                cluster = data.get("cluster") or {}
+                share = cluster.get("sharing_latency_s") or {}
+                drv = cluster.get("plan_latency_s") or {}
+                traffic = cluster.get("traffic") or {}
+                plans = max(1, traffic.get("publishes", 0))
+                span = max(1e-9, args.seconds - (startup(data)["first_ready"] or 0.0))
+                print(f"| {inst} | {workers} | {seed} | {share.get('median')} / {share.get('p90')} / "
+                      f"{share.get('max')} | {share.get('count')} | {drv.get('median')} | "
+                      f"{traffic.get('plan_bytes_out', 0) // plans} | "
+                      f"{traffic.get('messages_in', 0) / span:.1f} | "
+                      f"{traffic.get('publishes', 0) / span:.1f} | {data['wall_s']} |", flush=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("mode", choices=["compare", "transfer", "sharing"])
+    ap.add_argument("--instances", default=None)
+    ap.add_argument("--seconds", type=float, default=None)
+    ap.add_argument("--seeds", default="0,1,2")
+    ap.add_argument("--workers", default="4,6")
+    ap.add_argument("--name", default=None)
+    args = ap.parse_args()
+    defaults = {"compare": ("K,M,N,S", 60.0), "transfer": ("A", 30.0), "sharing": ("N", 30.0)}
+    inst, secs = defaults[args.mode]
+    args.instances = (args.instances or inst).split(",")
+    args.seconds = args.seconds or secs
+    args.seeds = [int(s) for s in args.seeds.split(",")]
+    args.workers = [int(w) for w in args.workers.split(",")]
+    out_dir = REPO / "runs" / (args.name or f"distributed-{args.mode}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    {"compare": compare, "transfer": transfer, "sharing": sharing}[args.mode](args, out_dir)
+
+
+if __name__ == "__main__":
+    main()
