@@ -45,28 +45,42 @@ def _workers(*threads: int) -> list[WorkerInfo]:
 
 
 # ------------------------------------------------------------------------------------------ split
-def test_shard_zero_runs_everything_on_the_biggest_worker():
-    shards = split_shards(_workers(1, 4, 2), [GREEDY, LOCAL, TB2, CPSAT, BOUND], seed=7)
-    assert [s.threads for s in shards] == [4, 2, 1]
-    assert shards[0].backends == ["greedy", "localsearch", "toulbar2", "cpsat", "bound"]
-    assert shards[0].seed == 7 and shards[0].host == "node1"
+def test_one_worker_runs_everything():
+    [shard] = split_shards(_workers(2), [GREEDY, LOCAL, TB2, CPSAT, BOUND], seed=7)
+    assert shard.backends == ["greedy", "localsearch", "toulbar2", "cpsat", "bound"]
+    assert shard.seed == 7 and shard.host == "node0" and shard.threads == 2
 
 
-def test_other_shards_run_randomized_backends_with_their_own_seeds():
-    shards = split_shards(_workers(4, 1, 1, 2), [GREEDY, LOCAL, TB2, CPSAT, BOUND], seed=3)
-    others = shards[1:]
-    assert all(set(s.backends) <= {"localsearch", "toulbar2"} for s in others)
-    # one-thread workers take turns, so both randomized backends run somewhere
-    singles = [s for s in others if s.threads == 1]
-    assert {s.backends[0] for s in singles} == {"localsearch", "toulbar2"}
-    assert [s for s in others if s.threads == 2][0].backends == ["localsearch", "toulbar2"]
+def test_every_backend_runs_once_dealt_by_threads():
+    chosen = [GREEDY, LOCAL, TB2, CPSAT, BOUND]
+    shards = split_shards(_workers(1, 4, 1), chosen, seed=3)
+    assert [s.threads for s in shards] == [4, 1, 1]
+    heavy = {"localsearch", "toulbar2", "cpsat", "bound"}
+    placed = [n for s in shards for n in s.backends if n in heavy and n not in ("localsearch", "toulbar2")]
+    assert sorted(placed) == ["bound", "cpsat"]           # proofs and bounds: once
+    assert heavy <= {n for s in shards for n in s.backends}
+    assert "greedy" in shards[0].backends and all("greedy" not in s.backends for s in shards[1:])
     seeds = [s.seed for s in shards]
-    assert len(set(seeds)) == len(seeds) and seeds[1] == 3 + SEED_STRIDE
+    assert seeds == [3, 3 + SEED_STRIDE, 3 + 2 * SEED_STRIDE]
+
+
+def test_every_shard_has_a_randomized_backend_for_its_idle_threads():
+    shards = split_shards(_workers(1, 1), [GREEDY, LOCAL, TB2, CPSAT, BOUND], seed=0)
+    assert all({"localsearch", "toulbar2"} & set(s.backends) for s in shards)
+    # two one-thread workers share the five search backends as one machine's two cores would
+    assert len(shards[0].backends) + len(shards[1].backends) <= 5 + 2 + 1
+
+
+def test_workers_beyond_the_backends_run_more_seeds():
+    shards = split_shards(_workers(1, 1, 1, 1, 1, 1), [LOCAL, TB2], seed=0)
+    assert [len(s.backends) for s in shards] == [1] * 6
+    assert {s.backends[0] for s in shards[2:]} == {"localsearch", "toulbar2"}
 
 
 def test_without_randomized_backends_the_others_rerun_the_search_with_new_seeds():
-    shards = split_shards(_workers(2, 2), [GREEDY, CPSAT], seed=0)
-    assert shards[1].backends == ["cpsat"] and shards[1].seed == SEED_STRIDE
+    shards = split_shards(_workers(2, 2, 2), [GREEDY, CPSAT], seed=0)
+    assert shards[0].backends == ["greedy", "cpsat"]
+    assert shards[2].backends == ["cpsat"] and shards[2].seed == 2 * SEED_STRIDE
     assert split_shards([], [GREEDY], 0) == [] and split_shards(_workers(1), [], 0) == []
 
 

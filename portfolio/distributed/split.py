@@ -4,16 +4,17 @@ Why one shard per worker rather than one task per backend: a local run shares it
 among its backends (and fills idle ones with extra seed copies), and its backends share incumbents
 at once through shared memory; the cluster adds only what one machine cannot: more seeds.
 
-The rule (docs/distributed.md, "Shards"):
+The rule (docs/distributed.md, "Shards"): the cluster runs at least what one machine would, spread
+as the local runner spreads backends over cores, and then more seeds.
 
-- shard 0, on the worker with the most threads, runs every chosen backend with the base seed: the
-  cluster run does at least what the local run would do there, proofs and bounds included;
-- every other shard runs the chosen *randomized* backends (another seed searches differently),
-  with seed ``base + 1000 * k``, rotated by ``k`` and cut to the worker's threads so that small
-  workers still cover every randomized backend between them. When no chosen backend is randomized,
-  they run all chosen backends but the quick safety net with their own seed (a CP-SAT seed still
-  changes its search). Exact proofs and the bound backend run once, in shard 0: another copy
-  would only repeat the same proof.
+- the chosen backends are dealt once each over the workers' threads, biggest worker first, in a
+  round-robin weighted by threads (a worker with 4 threads takes up to 4 backends per 1 of a
+  one-thread worker's); the quick safety net (greedy, minusage) goes to shard 0;
+- a shard left without a *randomized* backend (another seed searches differently) gets one, in
+  turn, so that its runner can fill its idle threads with more seed copies; shards past the number
+  of backends get only such backends;
+- shard k runs with seed ``base + 1000 * k`` (shard 0 with the base seed). Exact proofs and the
+  bound backend run once: another copy would only repeat the same proof.
 """
 
 from __future__ import annotations
@@ -75,14 +76,20 @@ def split_shards(workers: Sequence[WorkerInfo], backends: Sequence[BackendLike],
         return []
     ordered = sorted(workers, key=lambda w: (-w.threads, w.address))
     names = [b.name for b in backends]
-    spread = [b.name for b in backends if getattr(b.capabilities, "randomized", False)]
-    if not spread:
-        spread = [b.name for b in backends if not _quick(b)] or names
-    shards = [Shard(0, ordered[0].address, ordered[0].host, ordered[0].threads, names, seed)]
-    for k, worker in enumerate(ordered[1:], start=1):
-        turn = (k - 1) % len(spread)
-        rotated = spread[turn:] + spread[:turn]
-        chosen = rotated[:max(1, worker.threads)]
+    heavy = [b.name for b in backends if not _quick(b)]
+    spread = [b.name for b in backends if getattr(b.capabilities, "randomized", False)] \
+        or heavy or names
+    slots = [w for turn in range(max(w.threads for w in ordered)) for w in ordered
+             if w.threads > turn]
+    given: dict[str, set[str]] = {w.address: set() for w in ordered}
+    given[ordered[0].address].update(n for n in names if n not in heavy)
+    for i, name in enumerate(heavy):
+        given[slots[i % len(slots)].address].add(name)
+    shards = []
+    for k, worker in enumerate(ordered):
+        mine = given[worker.address]
+        if not mine & set(spread):
+            mine.add(spread[k % len(spread)])
         shards.append(Shard(k, worker.address, worker.host, worker.threads,
-                            [n for n in names if n in chosen], seed + SEED_STRIDE * k))
+                            [n for n in names if n in mine], seed + SEED_STRIDE * k))
     return shards
