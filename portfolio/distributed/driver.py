@@ -25,6 +25,9 @@ _STATUS = {"optimal": Status.OPTIMAL, "feasible": Status.FEASIBLE, "no-solution"
            "error": Status.ERROR, "late": Status.NO_SOLUTION}
 
 
+TAKE_BUDGET = 0.05
+"""Seconds of one runner turn spent on shard messages (verifying plans); the rest wait a turn."""
+
 HELD = "held for the cluster (starts here if the cluster is lost)"
 
 
@@ -60,7 +63,8 @@ class ClusterDriver:
                                  cores=shard.threads, status=Status.RUNNING,
                                  note=shard.describe(), started=round(runner.now(), 4))
                 runner.runs[shard.label] = self.rows[shard.index] = row
-        while self.link.inbox:
+        turn_ends = time.monotonic() + TAKE_BUDGET   # a backlog must not hold up the deadline
+        while self.link.inbox and time.monotonic() < turn_ends:
             received, message = self.link.inbox.popleft()
             self._take(runner, received, message)
         found = runner.incumbent()

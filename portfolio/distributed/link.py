@@ -39,6 +39,9 @@ PROBE_TIMEOUT = 2.0
 LOST_AFTER = 3.0
 """Seconds of failing calls to the scheduler after which the cluster counts as lost."""
 
+WORKER_WAIT = 0.15
+"""Share of the time left that the driver waits for a first worker to join an empty cluster."""
+
 COLLECT_EVERY = 0.05
 """Seconds between two reads of the shards' queue when it was empty (a publish wakes it at once)."""
 
@@ -177,7 +180,7 @@ class ClusterLink:
                 return
             workers = self._workers(end_wall)
             if not workers:
-                self.state, self.error = "unreachable", "no Dask worker joined before the deadline"
+                self.state, self.error = "unreachable", "no Dask worker joined in time"
                 return
             refs = self._place(workers)
             self.shards = split_shards(workers, backends, seed)
@@ -210,8 +213,10 @@ class ClusterLink:
         self.timings["connected"] = self._since()
 
     def _workers(self, end_wall: float) -> list[WorkerInfo]:
-        """The cluster's workers, waiting for the first ones to join (until the deadline)."""
-        while not self._stop.is_set() and time.time() < end_wall - 1.0:
+        """The cluster's workers, waiting ``WORKER_WAIT`` of the time left for the first ones to
+        join (an empty cluster then counts as unreachable: the held backends start here)."""
+        give_up = time.time() + WORKER_WAIT * max(0.0, end_wall - time.time())
+        while not self._stop.is_set() and time.time() < give_up:
             info = self._client.scheduler_info(n_workers=-1)["workers"]
             if info:
                 self.timings["workers"] = self._since()
@@ -284,7 +289,7 @@ class ClusterLink:
 
     def _collect(self, queue: Any) -> None:
         # Not a blocking get(timeout=...): this version of the scheduler logs every timed-out get
-        # as an error. Ten small calls a second from the one driver cost the scheduler nothing.
+        # as an error. Twenty small calls a second from the one driver cost the scheduler nothing.
         items = list(queue.get(batch=True) or [])
         if not items:
             self._wake.wait(COLLECT_EVERY)

@@ -163,10 +163,15 @@ def main() -> int:
         outbox.send({"kind": "done", "status": "late", "note": "the deadline passed before it started"})
         return 0
     hook = ShardHook(outbox, inbox)
-    chosen = choose_backends(spec["backends"], limit)
-    result = run(problem, chosen, limit, start=start, workers=int(spec.get("threads", 1)) or None,
-                 seed=int(spec.get("seed", 0)), presolve=bool(spec.get("presolve", True)),
-                 on_update=hook)
+    try:
+        chosen = choose_backends(spec["backends"], limit)
+        result = run(problem, chosen, limit, start=start,
+                     workers=int(spec.get("threads", 1)) or None, seed=int(spec.get("seed", 0)),
+                     presolve=bool(spec.get("presolve", True)), on_update=hook)
+    except Exception as exc:  # a backend missing on this worker, a broken install: say so
+        outbox.send({"kind": "done", "status": "error",
+                     "note": f"{type(exc).__name__}: {exc}"[:500]})
+        return 2
     if result.solution is not None and (hook.known is None or result.cost < hook.known):
         hook.outbox.send(dict(_final_plan(result.solution), kind="plan", cost=int(result.cost),
                               source=str(result.winner), wall=time.time()))

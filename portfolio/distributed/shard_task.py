@@ -140,6 +140,11 @@ def run_shard(spec: dict, problem: Union[str, dict], names: dict) -> dict:
     shard_spec = {k: v for k, v in spec.items() if k not in ("command",)}
     ended = _relay(proc, dict(shard_spec, problem=path), variable, names, client)
     pump.join(timeout=TERM_WAIT)
+    if not isinstance(problem, str):   # our copy of scattered bytes: not left on the worker
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
     summary.update(ended=ended, exit=proc.returncode, messages=pump.sent, plan_bytes=pump.bytes,
                    queue_errors=pump.errors, done=pump.done_seen, stderr_tail=list(tail)[-5:],
                    ended_wall=time.time())
