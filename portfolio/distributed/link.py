@@ -342,9 +342,11 @@ class ClusterLink:
                 continue
             if future.status == "finished":
                 self.summaries[index] = future.result()
-            else:
+            elif future.status == "error":
                 exc = future.exception(timeout=1)
                 self.failed[index] = f"{type(exc).__name__}: {exc}"[:200]
+            else:   # cancelled: the client lost the scheduler (no exception to name)
+                self.failed[index] = str(future.status)
 
 
 def _file_size(path: str) -> int:
