@@ -56,6 +56,7 @@ class ClusterDriver:
 
     def __call__(self, runner: Any) -> None:
         runner.spare_pids |= self.link.spare()
+        self.link.alive()   # its watch: a scheduler silent for LOST_AFTER s counts as lost
         self._tell_state()
         for shard in self.link.shards:
             if shard.index not in self.rows:

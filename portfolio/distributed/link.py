@@ -120,6 +120,7 @@ class ClusterLink:
         self.host: Any = None   # the local cluster's host process (--dask-workers)
         self._thread: Optional[threading.Thread] = None
         self._t0 = time.monotonic()
+        self._contact = time.monotonic()   # the link thread's last completed round with the scheduler
 
     # ------------------------------------------------------------------ main-thread side
     def start(self, backends: Sequence[Any], seed: int, end_wall: float, spec: dict) -> None:
@@ -145,7 +146,16 @@ class ClusterLink:
         self._wake.set()
 
     def alive(self) -> bool:
+        self._watch()
         return self.state in ("connecting", "running")
+
+    def _watch(self) -> None:
+        """A scheduler gone silent counts as lost after ``LOST_AFTER`` seconds, even while the link
+        thread is still inside a call to it (Dask retries a refused connection for the client's
+        whole timeout before that call fails)."""
+        if self.state == "running" and time.monotonic() - self._contact > LOST_AFTER:
+            self.state = "lost"
+            self.error = self.error or f"no answer from the scheduler for {LOST_AFTER:g} s"
 
     def close(self, until: Optional[float] = None) -> None:
         """End the link by ``until`` (a ``time.monotonic()`` value; default: 1.5 s from now): the
@@ -185,6 +195,7 @@ class ClusterLink:
             refs = self._place(workers)
             self.shards = split_shards(workers, backends, seed)
             self._submit(refs, end_wall, spec)
+            self._contact = time.monotonic()
             self.state = "running"
             self._serve()
         except Exception as exc:  # anything Dask raises: the local run goes on without the cluster
@@ -271,7 +282,7 @@ class ClusterLink:
         queue = Queue(self.names["queue"], client=self._client)
         variable = Variable(self.names["variable"], client=self._client)
         failing_since: Optional[float] = None
-        while True:
+        while self.state == "running":   # "lost" when the main thread's watch gave up on it
             try:
                 self._publish(variable)
                 if self._stop.is_set():
@@ -280,6 +291,7 @@ class ClusterLink:
                 self._collect(queue)
                 self._check_futures()
                 failing_since = None
+                self._contact = time.monotonic()
             except Exception as exc:
                 failing_since = failing_since or time.monotonic()
                 if time.monotonic() - failing_since > LOST_AFTER:
@@ -335,9 +347,11 @@ class ClusterLink:
                 continue
             if future.status == "finished":
                 self.summaries[index] = future.result()
-            else:
+            elif future.status == "error":
                 exc = future.exception(timeout=1)
                 self.failed[index] = f"{type(exc).__name__}: {exc}"[:200]
+            else:   # cancelled: the client lost the scheduler (no exception to name)
+                self.failed[index] = str(future.status)
 
 
 def _file_size(path: str) -> int:

@@ -91,12 +91,17 @@ class _Pump(threading.Thread):
                 message = json.loads(line)
             except ValueError:
                 continue
+            if not isinstance(message, dict):
+                continue
             message["shard"] = self.index
             if message.get("kind") == "plan":
-                from .plans import from_text
+                from .plans import PlanDecodeError, from_text
 
-                message = from_text(message)
-                self.bytes += len(message["data"])
+                try:
+                    message = from_text(message)
+                    self.bytes += len(message["data"])
+                except PlanDecodeError:   # still relayed: the driver refuses it and says so
+                    message["data"] = None
             self.done_seen = self.done_seen or message.get("kind") == "done"
             try:
                 self.queue.put(message, timeout=LOST_AFTER)
