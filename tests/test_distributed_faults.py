@@ -171,13 +171,37 @@ def test_the_scheduler_lost_mid_run(tmp_path):
 
 # ------------------------------------------------------------------------------------------ 4
 @pytest.mark.parametrize("limit", [1.0, 2.0])
-def test_a_deadline_shorter_than_the_cluster_start_up(limit):
+def test_a_deadline_shorter_than_the_cluster_start_up(limit, tmp_path):
+    """A running cluster whose shards cannot be ready in time (a shard process starts, imports
+    and loads: over 1.5 s here): the driver's own answer, on time, no shard left behind."""
     problem = bench_path("B")
+    cluster = start_dask(2, tmp_path)
+    try:
+        mark = new_mark()
+        result = run_command("portfolio", "solve", problem, "-t", limit, "--dask-scheduler",
+                             cluster.address, "--json", "-q", env=marked_env(mark), timeout=30)
+        doc = _check_answer(result, problem, limit)
+        assert not str(doc["winner"]).startswith("shard-")
+        _no_survivors(doc["cluster"]["run_id"])
+        assert all(alive(pid) for pid in cluster.worker_pids.values())   # the user's workers stay
+    finally:
+        cluster.stop()
+
+
+def test_a_local_cluster_is_not_started_for_a_short_budget():
+    """``--dask-workers`` below LOCAL_MIN_SECONDS: one line, a local run, on time, nothing left."""
+    from portfolio.distributed.link import LOCAL_MIN_SECONDS
+
+    problem, limit = bench_path("B"), 2.0
+    assert limit < LOCAL_MIN_SECONDS
     mark = new_mark()
     result = run_command("portfolio", "solve", problem, "-t", limit, "--dask-workers", 2, "--json",
                          "-q", env=marked_env(mark), timeout=30)
-    _check_answer(result, problem, limit)
-    # nothing the command started outlives it: its local cluster's host, scheduler, workers, shards
+    doc = _check_answer(result, problem, limit)
+    assert "cluster" not in doc and not any(r["backend"].startswith("shard-")
+                                            for r in doc["backends"])
+    lines = [line for line in result.stderr.splitlines() if "cluster" in line]
+    assert len(lines) == 1 and "too short" in lines[0] and "this machine" in lines[0], lines
     assert wait_until(lambda: not marked_processes(mark), AFTERLIFE), \
         f"left behind: {sorted(marked_processes(mark))}"
 

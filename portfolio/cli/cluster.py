@@ -26,12 +26,17 @@ class ClusterOptions:
         scheduler cannot be reached and the user chose a local run (one line says so). Raises
         :class:`UserError` (exit 2) when dask is missing or the user chose ``fail``."""
         from ..distributed.driver import shard_end_wall
-        from ..distributed.link import ClusterLink, dask_missing, probe
+        from ..distributed.link import LOCAL_MIN_SECONDS, ClusterLink, dask_missing, probe
         from ..runner import deadline_plan
 
         missing = dask_missing()
         if missing:
             raise UserError(missing)
+        if self.workers is not None and time_limit < LOCAL_MIN_SECONDS:
+            console.print(f"[yellow]cluster:[/] {time_limit:g} s is too short to start a local "
+                          f"cluster (at least {LOCAL_MIN_SECONDS:g} s); running on this machine only",
+                          highlight=False, soft_wrap=True)
+            return None
         if self.scheduler is not None:
             why = probe(self.scheduler)
             if why:

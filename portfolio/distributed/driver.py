@@ -100,8 +100,8 @@ class ClusterDriver:
         elif kind == "plan" and not row.disqualified:
             try:
                 plan = decode_plan(message)
-            except PlanDecodeError as exc:
-                self._reject(runner, row, f"undecodable plan: {exc}")
+            except PlanDecodeError as exc:   # its message says "undecodable plan"
+                self._reject(runner, row, str(exc))
                 return
             why = runner.offer(row, plan, f"from {message.get('source', '?')}")
             if why:
@@ -128,9 +128,14 @@ class ClusterDriver:
             return
         status = _STATUS.get(str(message.get("status")), Status.ERROR)
         note = message.get("note") or ""
-        if status is Status.OPTIMAL and row.best_cost is not None and \
-                message.get("cost") == row.best_cost:
-            runner.outside_optimal(row, row.best_cost, bool(message.get("bound_exact", True)))
+        found = runner.incumbent()
+        if status is Status.OPTIMAL and message.get("cost") is not None and found is not None \
+                and message["cost"] == found[0]:
+            # optimal at the cost of the driver's verified best, whoever found that plan (often
+            # another shard's, taken up by this one): the claim stands like any backend's
+            runner.outside_optimal(row, found[0], bool(message.get("bound_exact", True)))
+            if row.best_cost != found[0]:
+                status, note = Status.FEASIBLE, f"proved the incumbent {found[0]:,} optimal"
         elif status is Status.OPTIMAL:
             status, note = Status.FEASIBLE, "claimed optimal for a plan the driver did not get"
         row.status = status if status is not Status.FEASIBLE or row.best_cost is not None \
@@ -167,7 +172,7 @@ class ClusterDriver:
         link = self.link
         return {
             "scheduler": link.address or f"local ({link.local_workers} workers)",
-            "state": link.state, "error": link.error or None, "run_id": link.run_id,
+            "state": link.final_state(), "error": link.error or None, "run_id": link.run_id,
             "timings": link.timings, "placement": link.placement,
             "shards": [dict(s.to_dict(), label=s.label, summary=link.summaries.get(s.index),
                             failed=link.failed.get(s.index)) for s in link.shards],

@@ -42,6 +42,13 @@ LOST_AFTER = 3.0
 WORKER_WAIT = 0.15
 """Share of the time left that the driver waits for a first worker to join an empty cluster."""
 
+ROLL_CALL = 1.0
+"""Seconds between two checks that every shard's worker is still in the cluster."""
+
+LOCAL_MIN_SECONDS = 10.0
+"""``--dask-workers`` with a shorter budget runs on this machine only: starting the local
+cluster and its shards takes ~3 s of both cores here, which the local answer needs more."""
+
 COLLECT_EVERY = 0.05
 """Seconds between two reads of the shards' queue when it was empty (a publish wakes it at once)."""
 
@@ -121,6 +128,7 @@ class ClusterLink:
         self._thread: Optional[threading.Thread] = None
         self._t0 = time.monotonic()
         self._contact = time.monotonic()   # the link thread's last completed round with the scheduler
+        self._next_roll_call = 0.0
 
     # ------------------------------------------------------------------ main-thread side
     def start(self, backends: Sequence[Any], seed: int, end_wall: float, spec: dict) -> None:
@@ -144,6 +152,11 @@ class ClusterLink:
         """Tell the shards to end (from the link thread, without waiting here)."""
         self._stop.set()
         self._wake.set()
+
+    def final_state(self) -> str:
+        """The state for the report: ``stopped`` once the stop was asked for (its message may
+        still be on its way)."""
+        return "stopped" if self._stop.is_set() and self.state == "running" else self.state
 
     def alive(self) -> bool:
         self._watch()
@@ -227,13 +240,15 @@ class ClusterLink:
         """The cluster's workers, waiting ``WORKER_WAIT`` of the time left for the first ones to
         join (an empty cluster then counts as unreachable: the held backends start here)."""
         give_up = time.time() + WORKER_WAIT * max(0.0, end_wall - time.time())
-        while not self._stop.is_set() and time.time() < give_up:
+        while not self._stop.is_set():
             info = self._client.scheduler_info(n_workers=-1)["workers"]
             if info:
                 self.timings["workers"] = self._since()
                 return [WorkerInfo(addr, w.get("host") or urlsplit(addr).hostname or addr,
                                    int(w.get("nthreads", 1)), str(w.get("name", "")))
                         for addr, w in info.items()]
+            if time.time() >= give_up:
+                break
             time.sleep(0.2)
         return []
 
@@ -308,7 +323,9 @@ class ClusterLink:
             self._wake.clear()
             return
         now = time.time()
-        for item in items:
+        from .plans import unpack
+
+        for item in map(unpack, items):
             self.stats["messages_in"] += 1
             if isinstance(item, dict) and item.get("kind") == "plan":
                 self.stats["plan_bytes_in"] += len(item.get("data") or b"")
@@ -320,13 +337,13 @@ class ClusterLink:
             return
         from distributed import Event
 
-        from .plans import encode_plan
+        from .plans import encode_plan, pack
 
         cost, plan, origin = slot
         message = encode_plan(plan)
         self._version += 1
         wall = time.time()
-        variable.set(dict(message, version=self._version, cost=cost, wall=wall))
+        variable.set(pack(dict(message, version=self._version, cost=cost, wall=wall)))
         Event(f"{self.names['event']}{self._version}", client=self._client).set()
         self.stats["publishes"] += 1
         self.stats["plan_bytes_out"] += len(message["data"])
@@ -336,12 +353,20 @@ class ClusterLink:
     def _send_stop(self, variable: Any) -> None:
         from distributed import Event
 
+        from .plans import pack
+
         self._version += 1
-        variable.set({"version": self._version, "stop": True})
+        variable.set(pack({"version": self._version, "stop": True}))
         Event(f"{self.names['event']}{self._version}", client=self._client).set()
         self.state = "stopped"
 
     def _check_futures(self) -> None:
+        if time.monotonic() >= self._next_roll_call:   # a dead worker's task waits forever
+            self._next_roll_call = time.monotonic() + ROLL_CALL
+            present = set(self._client.scheduler_info(n_workers=-1)["workers"])
+            for shard in self.shards:
+                if shard.worker not in present and shard.index not in self.summaries:
+                    self.failed.setdefault(shard.index, f"worker lost: {shard.worker}")
         for index, future in list(getattr(self, "futures", {}).items()):
             if index in self.summaries or index in self.failed or not future.done():
                 continue

@@ -5,6 +5,7 @@ would be ~120 kB. Decoding checks the length, so a truncated message is refused,
 from __future__ import annotations
 
 import base64
+import json
 import zlib
 from typing import Any
 
@@ -59,3 +60,25 @@ def from_text(message: dict) -> dict:
 def wire_size(message: dict) -> int:
     """Bytes of a plan message's payload (what the measurements in docs/distributed.md count)."""
     return len(message["data"]) + 32
+
+
+def pack(message: dict) -> dict:
+    """A message as Dask carries it: its fields as one JSON text, the plan's bytes beside it.
+    Dask's msgpack refuses integers past 64 bits, and a cost may exceed them (a plan with
+    forbidden entries costs at least 10**18 per entry); JSON keeps every integer exact."""
+    fields = {k: v for k, v in message.items() if k != "data"}
+    return {"line": json.dumps(fields, separators=(",", ":")), "data": message.get("data")}
+
+
+def unpack(item: object) -> dict:
+    """Inverse of :func:`pack`; a malformed item gives ``{}``."""
+    if not isinstance(item, dict) or not isinstance(item.get("line"), str):
+        return {}
+    try:
+        message = json.loads(item["line"])
+    except ValueError:
+        return {}
+    if not isinstance(message, dict):
+        return {}
+    message["data"] = item.get("data")
+    return message

@@ -26,6 +26,8 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Optional, Union
 
+from .plans import pack, unpack
+
 GRACE = 0.5
 """Seconds past the shard's deadline before the wrapper ends the shard process itself."""
 
@@ -104,7 +106,7 @@ class _Pump(threading.Thread):
                     message["data"] = None
             self.done_seen = self.done_seen or message.get("kind") == "done"
             try:
-                self.queue.put(message, timeout=LOST_AFTER)
+                self.queue.put(pack(message), timeout=LOST_AFTER)
                 self.sent += 1
             except Exception:
                 self.errors += 1
@@ -131,8 +133,8 @@ def run_shard(spec: dict, problem: Union[str, dict], names: dict) -> dict:
     try:
         path = _problem_path(problem, names["run"])
     except OSError as exc:
-        queue.put({"kind": "done", "shard": spec["index"], "status": "error",
-                   "note": f"cannot write the scattered problem: {exc}"})
+        queue.put(pack({"kind": "done", "shard": spec["index"], "status": "error",
+                        "note": f"cannot write the scattered problem: {exc}"}))
         return dict(summary, ended="error")
     env = dict(os.environ, **{SHARD_ENV: names["run"]})
     command = spec.get("command") or shard_command()
@@ -210,7 +212,7 @@ def _relay(proc: subprocess.Popen, spec: dict, variable: Any, names: dict, clien
             wait = max(0.01, min(WAIT_STEP, end_wall + GRACE - time.time()))
             try:
                 fired = Event(f"{names['event']}{seen + 1}", client=client).wait(timeout=wait)
-                value = variable.get(timeout=LOST_AFTER) if fired else None
+                value = unpack(variable.get(timeout=LOST_AFTER)) if fired else None
                 last_contact = time.monotonic()
             except Exception:  # the scheduler or the connection: try again until LOST_AFTER
                 time.sleep(min(WAIT_STEP, max(0.0, end_wall + GRACE - time.time())))
