@@ -251,8 +251,8 @@ def test_wrong_shard_plans_are_rejected_and_the_best_verified_plan_wins(tmp_path
     chosen = choose_backends(["minusage"], limit)
     link = ClusterLink(str(path), local_workers=5, local_threads=5,
                        command=[sys.executable, str(FAKE_SHARD), str(tmp_path / "scenario.json")])
-    _, kill_time, _ = deadline_plan(start, limit)
-    link.start(chosen, 0, shard_end_wall(kill_time), {"presolve": False, "cost_scale": 1.0})
+    _, _, end = deadline_plan(start, limit)
+    link.start(chosen, 0, shard_end_wall(end), {"presolve": False, "cost_scale": 1.0})
     driver = ClusterDriver(link)
     try:
         result = run(problem, chosen, limit, start=start, exhaustive=False, presolve=False,

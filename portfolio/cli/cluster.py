@@ -50,8 +50,8 @@ class ClusterOptions:
             return None  # loading names the problem right after this
         link = ClusterLink(str(problem_path), address=self.scheduler, local_workers=self.workers,
                            transfer=self.transfer)
-        _, kill_time, _ = deadline_plan(start, time_limit)
-        link.start(backends, seed, shard_end_wall(kill_time),
+        _, _, end = deadline_plan(start, time_limit)
+        link.start(backends, seed, shard_end_wall(end),
                    {"presolve": presolve, "cost_scale": cost_scale})
         return link
 

@@ -53,8 +53,8 @@ COLLECT_EVERY = 0.05
 """Seconds between two reads of the shards' queue when it was empty (a publish wakes it at once)."""
 
 SHARD_MARGIN = 0.3
-"""Shards end this many seconds before the driver's own hard deadline, so that their last plans
-reach the driver in time."""
+"""The shards' own deadline lies this many seconds before the driver's answer deadline; the driver
+stops them earlier, when it answers (see ``driver.shard_end_wall``)."""
 
 
 class ClusterUnavailable(RuntimeError):
