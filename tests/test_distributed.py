@@ -267,10 +267,9 @@ def test_the_driver_verifies_shard_plans_and_publishes_only_verified_ones():
     def script(runner, t):
         if not sent["done"] and t > 0.2:
             sent["done"] = True
-            link.inbox.append((time.time(), _plan_message(1, bad % 200, 1)))
-            link.inbox.append((time.time(), _plan_message(0, good, good_cost)))
-            link.inbox.append((time.time(), {"kind": "plan", "shard": 0, "n": 3,
-                                             "dtype": "u1", "data": b"junk"}))
+            link.inbox.append(_plan_message(1, bad % 200, 1))
+            link.inbox.append(_plan_message(0, good, good_cost))
+            link.inbox.append({"kind": "plan", "shard": 0, "n": 3, "dtype": "u1", "data": b"junk"})
 
     result, driver = _run_with(link, problem, script)
     rows = {r.name: r for r in result.runs.values()}
@@ -297,7 +296,7 @@ def test_an_infeasible_shard_plan_is_rejected():
     def script(runner, t):
         if not sent["done"]:
             sent["done"] = True
-            link.inbox.append((time.time(), _plan_message(0, heavy, 1)))
+            link.inbox.append(_plan_message(0, heavy, 1))
 
     result, driver = _run_with(link, problem, script, seconds=3.0)
     row = result.runs[shards[0].label]
@@ -350,9 +349,9 @@ def test_a_shard_claim_of_optimality_stops_the_run_early():
     def script(runner, t):
         if not sent["done"] and t > 0.1:
             sent["done"] = True
-            link.inbox.append((time.time(), _plan_message(0, plan, cost)))
-            link.inbox.append((time.time(), {"kind": "done", "shard": 0, "status": "optimal",
-                                             "cost": cost, "bound_exact": True}))
+            link.inbox.append(_plan_message(0, plan, cost))
+            link.inbox.append({"kind": "done", "shard": 0, "status": "optimal", "cost": cost,
+                               "bound_exact": True})
 
     t0 = time.monotonic()
     result, _ = _run_with(link, problem, script, seconds=20.0)

@@ -66,8 +66,7 @@ class ClusterDriver:
                 runner.runs[shard.label] = self.rows[shard.index] = row
         turn_ends = time.monotonic() + TAKE_BUDGET   # a backlog must not hold up the deadline
         while self.link.inbox and time.monotonic() < turn_ends:
-            received, message = self.link.inbox.popleft()
-            self._take(runner, received, message)
+            self._take(runner, self.link.inbox.popleft())
         found = runner.incumbent()
         if found is not None and (self.published is None or found[0] < self.published):
             self.published = found[0]
@@ -87,7 +86,7 @@ class ClusterDriver:
             self.say(f"cluster: lost mid-run ({self.link.error}); the backends start here with "
                      f"the best plan so far")
 
-    def _take(self, runner: Any, received: float, message: Any) -> None:
+    def _take(self, runner: Any, message: Any) -> None:
         if not isinstance(message, dict) or message.get("shard") not in self.rows:
             return
         row = self.rows[message["shard"]]

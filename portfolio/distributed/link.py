@@ -12,7 +12,6 @@ stop signal is the incumbent chain's last link (``stop: True``), so one wait wat
 
 from __future__ import annotations
 
-import logging
 import os
 import socket
 import threading
@@ -24,8 +23,6 @@ from typing import Any, Optional, Sequence
 from urllib.parse import urlsplit
 
 from .split import Shard, WorkerInfo, split_shards
-
-log = logging.getLogger("portfolio.distributed")
 
 TRANSFERS = ("auto", "path", "scatter")
 UNREACHABLE = ("local", "fail")
@@ -109,7 +106,7 @@ class ClusterLink:
         self.run_id = f"portfolio-{uuid.uuid4().hex[:10]}"
         self.names = {"run": self.run_id, "queue": f"{self.run_id}-up",
                       "variable": f"{self.run_id}-best", "event": f"{self.run_id}-v"}
-        self.inbox: deque[tuple[float, dict]] = deque()
+        self.inbox: deque[dict] = deque()   # shard messages, oldest first
         self.state, self.error = "connecting", ""
         self.shards: list[Shard] = []
         self.summaries: dict[int, dict] = {}
@@ -322,14 +319,13 @@ class ClusterLink:
             self._wake.wait(COLLECT_EVERY)
             self._wake.clear()
             return
-        now = time.time()
         from .plans import unpack
 
         for item in map(unpack, items):
             self.stats["messages_in"] += 1
             if isinstance(item, dict) and item.get("kind") == "plan":
                 self.stats["plan_bytes_in"] += len(item.get("data") or b"")
-            self.inbox.append((now, item))
+            self.inbox.append(item)
 
     def _publish(self, variable: Any) -> None:
         slot, self._slot = self._slot, None

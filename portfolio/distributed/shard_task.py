@@ -24,7 +24,7 @@ import threading
 import time
 from collections import deque
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Union
 
 from .plans import pack, unpack
 
@@ -119,7 +119,7 @@ def run_shard(spec: dict, problem: Union[str, dict], names: dict) -> dict:
     "data"}`` (the file's bytes, scattered once by the driver); ``names``: the run's ``queue``,
     ``variable`` and ``event`` prefix, and ``run`` id.
     """
-    from distributed import Event, Queue, Variable, get_client, get_worker
+    from distributed import Queue, Variable, get_client, get_worker
 
     started = time.time()
     worker = get_worker()
