@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import subprocess
 import sys
@@ -27,6 +28,21 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+
+
+def run_json(cmd: list[str], env: dict | None = None) -> dict:
+    """Run a command that prints a JSON document (``portfolio solve --json``) from the repository;
+    the document with ``wall_s`` (seconds from before the process started to its exit) added, or
+    ``{"error", "returncode"}`` when it printed none."""
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=REPO)
+    wall = time.monotonic() - t0
+    try:
+        data = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        data = {"error": proc.stderr[-2000:], "returncode": proc.returncode}
+    data["wall_s"] = round(wall, 3)
+    return data
 
 
 def best_known() -> dict[str, int]:

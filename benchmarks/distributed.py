@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -39,20 +38,13 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from backends import best_known  # noqa: E402
+from backends import best_known, run_json  # noqa: E402
 
 
 def solve(path: Path, seconds: float, seed: int, extra: list[str], out: Path) -> dict:
     cmd = [sys.executable, "-m", "portfolio", "solve", str(path), "-t", str(seconds),
            "--seed", str(seed), "--json", "-q", *extra]
-    t0 = time.monotonic()
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
-    wall = time.monotonic() - t0
-    try:
-        data = json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        data = {"error": proc.stderr[-2000:], "returncode": proc.returncode}
-    data["wall_s"] = round(wall, 3)
+    data = run_json(cmd)
     data["command"] = cmd[3:]
     out.write_text(json.dumps(data, indent=1))
     return data

@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -29,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from backends import best_known  # noqa: E402
+from backends import best_known, run_json  # noqa: E402
 
 
 def run_one(path: Path, variant: str, seconds: float, seed: int, out: Path) -> dict:
@@ -45,14 +44,7 @@ def run_one(path: Path, variant: str, seconds: float, seed: int, out: Path) -> d
             env["PORTFOLIO_TOULBAR2_RULE"] = option
     cmd = [sys.executable, "-m", "portfolio", "solve", str(path), "-b", backend, "-t", str(seconds),
            "--seed", str(seed), "--json", "-q"]
-    t0 = time.monotonic()
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=REPO)
-    wall = time.monotonic() - t0
-    try:
-        data = json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        data = {"error": proc.stderr[-2000:], "returncode": proc.returncode}
-    data["wall_s"] = round(wall, 2)
+    data = run_json(cmd, env)
     data["variant"] = variant
     out.write_text(json.dumps(data, indent=1))
     return data
