@@ -282,3 +282,40 @@ def test_wrong_shard_plans_are_rejected_and_the_best_verified_plan_wins(tmp_path
     _no_survivors(link.run_id)
     assert wait_until(lambda: not marked_processes(mark), AFTERLIFE), \
         f"the local cluster left processes behind: {sorted(marked_processes(mark))}"
+
+
+# ------------------------------------------------------------------------------------------ Ctrl-C
+@pytest.mark.slow
+def test_ctrl_c_prints_the_best_plan_and_leaves_no_process():
+    """SIGINT mid-run with a local cluster: the best verified plan at once, exit 130, and nothing
+    the command started (host, scheduler, workers, shards) is left."""
+    problem, limit = bench_path("G"), 30.0
+    mark = new_mark()
+    proc, t0 = start_command("portfolio", "solve", problem, "-t", limit, "--dask-workers", 2, "-q",
+                             *UNPROVEN, env=marked_env(mark))
+    assert wait_until(lambda: bool(shard_processes(mark=mark)), timeout=20), "no shard started"
+    time.sleep(2.0)
+    proc.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    result = finish_command(proc, t0, timeout=20)
+    assert result.code == 130, result.stderr[-2000:]
+    assert time.monotonic() - sent < 3.0, "the answer did not come at once after Ctrl-C"
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    verified_cost(problem, result.plan())
+    assert wait_until(lambda: not marked_processes(mark), AFTERLIFE), \
+        f"left behind: {sorted(marked_processes(mark))}"
+
+
+def test_a_keep_open_that_never_closes_still_ends_on_time():
+    """A hostile ``keep_open`` (always true, work elsewhere that never ends) and a ``hold`` that
+    holds every backend: the run still ends by its deadline with its fallback answer."""
+    from portfolio.api.solving import choose_backends, run
+    from portfolio.generate import generate_problem
+
+    problem = generate_problem(80, 4, seed=5)
+    t0 = time.monotonic()
+    result = run(problem, choose_backends(["greedy", "localsearch"]), 3.0, presolve=False,
+                 exhaustive=False, hold=lambda backend: "held forever", keep_open=lambda: True)
+    assert time.monotonic() - t0 < 3.5
+    assert result.solution is not None and result.winner == "fallback"
+    assert all(r.status.value == "pending" for r in result.runs.values())
