@@ -162,8 +162,6 @@ class ClusterDriver:
                 row.status, why = Status.CRASHED, f"cluster {self.link.state}"
             else:
                 row.status, why = Status.TIMEOUT, "no final word before the deadline"
-            row.status = row.status if row.best_cost is None or row.status is Status.CRASHED \
-                else row.status
             row.note = "; ".join(x for x in (row.note, why) if x)
 
     def summary(self) -> dict:
