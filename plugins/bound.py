@@ -12,11 +12,10 @@ the bound is a proof: the runner may stop the whole run when it meets a verified
 
 **toulbar2 phase** (issue 21): after ``TB2_SHARE`` of the time, when pytoulbar2 imports and at
 least ``TB2_MIN_S`` seconds remain, toulbar2 bounds the priced problem at the subgradient's best
-prices (:mod:`plugins.toulbar2_bound`: reparametrised by the TRW-S messages, then best-first
-search, in a child killed at its
-limit) for the rest of the time but a margin; the star bound only bounds its local polytope, so
-this one is often higher, and it is reported the same way when it is. ``toulbar2=False`` turns the
-phase off; without pytoulbar2 it is skipped silently.
+prices (:mod:`portfolio.toulbar2.bound`: reparametrised by the TRW-S messages, then best-first
+search, in a child killed at its limit) for the rest of the time but a margin; the star bound
+only bounds its local polytope, so this one is often higher, and it is reported the same way when
+it is. ``toulbar2=False`` turns the phase off; without pytoulbar2 it is skipped silently.
 """
 
 from __future__ import annotations
@@ -71,10 +70,10 @@ class BoundBackend(Backend):
         reported (and kept in ``lb.best``) when it beats the star bound. Returns a note."""
         from portfolio.kernels import bound as kbound
 
-        from .toulbar2_bound import message_shifts, priced_solve, priced_value
+        from portfolio.toulbar2.bound import priced_solve, priced_value
 
         star, lam, msg = lb.settle(SETTLE_ITERS)
-        shifts = message_shifts(prep.rm, msg, lb.pos, lb.moff, lb.rev)
+        shifts = lb.message_shifts(msg)
         seconds = deadline - time.time() - TB2_MARGIN_S
         offset = kbound.kernel_offset(prep)
         out = priced_solve(problem, prep.rm, lam, seconds, offset, seed, shifts=shifts)

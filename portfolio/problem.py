@@ -69,6 +69,29 @@ def offsets_from_counts(counts: np.ndarray) -> np.ndarray:
     return out
 
 
+def fold_repeated_nodes(nodes: Any, table: np.ndarray, counts: Any,
+                        sort: bool = False) -> tuple[tuple[int, ...], np.ndarray]:
+    """An edge's cost table over its node list, as a table over its distinct nodes.
+
+    An edge may name a node twice (a self-loop, a hyperedge with a repeat); a plan gives that node
+    one strategy, so only the entries where its positions agree can ever be chosen. ``table`` has
+    one axis per entry of ``nodes`` (or is flat in their mixed radix, the last node fastest);
+    ``counts[v]`` is node ``v``'s number of strategies. Returns the distinct nodes (in order of
+    first appearance, or increasing with ``sort``) and the table with one axis per distinct node;
+    an edge already on distinct nodes in that order comes back as a view of ``table``. The one
+    implementation of this folding: presolve, the exact model, the kernels' accessors and the
+    toulbar2 networks all call it."""
+    nodes = [int(v) for v in nodes]
+    scope = sorted(set(nodes)) if sort else list(dict.fromkeys(nodes))
+    shape = tuple(int(counts[v]) for v in scope)
+    table = np.asarray(table)
+    if nodes == scope:
+        return tuple(scope), table.reshape(shape)
+    grid = np.indices(shape)
+    index = tuple(grid[scope.index(v)] for v in nodes)
+    return tuple(scope), table.reshape(tuple(int(counts[v]) for v in nodes))[index]
+
+
 def _csr_of_pairs(pairs: np.ndarray, rows: int) -> tuple[np.ndarray, np.ndarray]:
     """Read-only CSR ``(offsets, values)`` with ``rows`` rows from ``(row, value)`` pairs (a 2 x m
     array sorted by row): row ``r`` lists the values of the pairs whose row is ``r``."""

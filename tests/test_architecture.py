@@ -20,7 +20,7 @@ FLOORS = {
     "presolve": 3, "generate": 3, "registry": 3, "exhaustive": 3,
     "kernels": 4, "runner": 4,
     "exact": 5, "bench": 5, "progress": 5, "adapters": 5,
-    "api": 6,
+    "api": 6, "toulbar2": 6,
     "plugins": 7, "distributed": 7,
     "cli": 8,
     "__main__": 9,
@@ -119,3 +119,133 @@ def test_every_package_ships():
     found = {".".join(p.parent.relative_to(REPO).parts) for p in (REPO / "portfolio").rglob("__init__.py")
              if "__pycache__" not in p.parts}
     assert found <= listed, f"{sorted(found - listed)}: add to [tool.setuptools] packages in pyproject.toml"
+
+
+# ------------------------------------------------------------------------------ plugins and cycles
+def _module(path: Path) -> str:
+    """Dotted module name of a source file (plugins/ installs as portfolio_plugins)."""
+    parts = _package(path) + [path.stem]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _module_imports(path: Path, known: set[str]) -> set[str]:
+    """Modules of ``known`` that a file imports (eager and lazy), each resolved to the module
+    itself: ``from pkg import mod`` names ``pkg.mod`` when that is a module, else ``pkg``."""
+    def nearest(name: str) -> str | None:
+        parts = name.split(".")
+        while parts and ".".join(parts) not in known:
+            parts.pop()
+        return ".".join(parts) if parts else None
+
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        names: list[str | None] = []
+        if isinstance(node, ast.Import):
+            names = [nearest(a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            pkg = _package(path)
+            base = pkg[:len(pkg) - node.level + 1] if node.level else []
+            module = ".".join(base + (node.module.split(".") if node.module else []))
+            names = [f"{module}.{a.name}" if f"{module}.{a.name}" in known else nearest(module)
+                     for a in node.names]
+        out.update(n for n in names if n is not None)
+    return out
+
+
+def _import_graph() -> dict[str, set[str]]:
+    known = {_module(p) for p in _sources()}
+    return {_module(p): _module_imports(p, known) - {_module(p)} for p in _sources()}
+
+
+def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import cycle of ``graph`` as a path that ends where it starts, or None."""
+    state: dict[str, int] = {}   # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return path[path.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)) is not None:
+                return found
+        state[node] = 2
+        path.pop()
+        return None
+
+    for start in sorted(graph):
+        if start not in state and (found := visit(start)) is not None:
+            return found
+    return None
+
+
+def _plugin_imports(path: Path) -> set[str]:
+    """Modules of plugins/ that a plugin file imports (relative or ``portfolio_plugins``), by
+    name (``maxsat_encoding``)."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            out.update((node.module or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("portfolio_plugins"):
+            out.update(node.module.split(".")[1:2] or [a.name for a in node.names])
+        elif isinstance(node, ast.Import):
+            out.update(a.name.split(".")[1] for a in node.names
+                       if a.name.startswith("portfolio_plugins."))
+    return out
+
+
+def _backend_modules() -> set[str]:
+    """The plugins/ modules registered as backends (the entry points in pyproject.toml)."""
+    import tomllib
+
+    points = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["entry-points"]
+    return {target.split(".")[-1] for target in points["portfolio.backends"].values()
+            if target.startswith("portfolio_plugins.")}
+
+
+PLUGIN_FILES = [p for p in sorted((REPO / "plugins").glob("*.py")) if p.name != "__init__.py"]
+
+
+@pytest.mark.parametrize("path", PLUGIN_FILES, ids=lambda p: str(p.relative_to(REPO)))
+def test_no_plugin_imports_another_plugin(path):
+    """What two backends share moves down into portfolio/ (docs/architecture.md): a backend that
+    imports another one ties their fates (and their load order) together. A helper module of
+    plugins/ that is no backend belongs to the one backend beside it."""
+    backends = _backend_modules()
+    others = sorted(_plugin_imports(path) & (backends - {path.stem}))
+    assert not others, (f"{path.relative_to(REPO)} imports the plugin(s) {others}: a plugin never "
+                        f"imports another plugin; move what they share into the library")
+    for helper in sorted(_plugin_imports(path) - backends):
+        users = [p.stem for p in PLUGIN_FILES if helper in _plugin_imports(p)]
+        assert len(users) == 1, (f"plugins/{helper}.py is used by {users}: a helper beside one "
+                                 f"backend serves that backend only; shared code goes to the library")
+
+
+def test_the_plugin_rule_catches_a_relative_import(monkeypatch):
+    """The checker itself: a bound.py importing cpsat lazily, or toulbar2 by its package name, is
+    refused."""
+    read = Path.read_text
+    for source, name in (("def f():\n    from .cpsat import X\n", "cpsat"),
+                         ("from portfolio_plugins import toulbar2\n", "toulbar2")):
+        monkeypatch.setattr(Path, "read_text", lambda self, *a, _s=source, **k:
+                            _s if self.name == "bound.py" else read(self, *a, **k))
+        with pytest.raises(AssertionError, match=name):
+            test_no_plugin_imports_another_plugin(REPO / "plugins" / "bound.py")
+
+
+def test_no_import_cycle():
+    """No cycle among the modules of portfolio/ and plugins/, lazy imports included: a cycle makes
+    the import order matter and the two modules one unit in all but name."""
+    cycle = _find_cycle(_import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+def test_the_cycle_check_finds_a_cycle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set()}
+    assert _find_cycle(graph) == ["a", "b", "c", "a"]
+    assert _find_cycle({"a": {"b"}, "b": set()}) is None
+    known = {_module(p) for p in _sources()}
+    assert "portfolio.toulbar2.child" in known and "portfolio_plugins.toulbar2" in known
+    resolved = _module_imports(REPO / "plugins" / "bound.py", known)
+    assert "portfolio.toulbar2.bound" in resolved and "portfolio.kernels.bound" in resolved

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from conftest import FORBIDDEN, all_plans, bundled_example_path, instances
 from portfolio.evaluate import evaluate, usage_profile
 from portfolio.io import load_problem, parse_problem, problem_to_dict
-from portfolio.problem import Capacity, Problem, offsets_from_counts
+from portfolio.problem import Capacity, Problem, fold_repeated_nodes, offsets_from_counts
 
 
 # ------------------------------------------------------------------------------------------ accessors
@@ -326,3 +326,22 @@ def test_multi_interval_node_and_stepped_capacity():
     assert results[(1, 1)].margin == 15  # at t = 10: 30 - 15 (t in [2, 4) leaves 100 - 60 = 40)
     with pytest.raises(ValueError):
         problem_to_dict(problem)
+
+
+def test_fold_repeated_nodes_keeps_the_entries_where_a_repeated_node_agrees():
+    """The one folding of an edge onto its distinct nodes (presolve, the exact model, the kernels
+    and the toulbar2 networks use it): a node named twice takes one strategy in both places."""
+    counts = [2, 3, 4]
+    table = np.arange(3 * 2 * 3 * 4).reshape(3, 2, 3, 4)   # nodes 1, 0, 1, 2
+    scope, folded = fold_repeated_nodes([1, 0, 1, 2], table, counts)
+    assert scope == (1, 0, 2) and folded.shape == (3, 2, 4)
+    ordered, by_index = fold_repeated_nodes([1, 0, 1, 2], table.reshape(-1), counts, sort=True)
+    assert ordered == (0, 1, 2) and by_index.shape == (2, 3, 4)
+    for a, b, c in product(range(3), range(2), range(4)):
+        assert folded[a, b, c] == by_index[b, a, c] == table[a, b, a, c]
+    plain = np.arange(6)
+    scope, same = fold_repeated_nodes([0, 1], plain, counts)
+    assert scope == (0, 1) and same.shape == (2, 3) and np.shares_memory(same, plain)
+    scope, swapped = fold_repeated_nodes([1, 0], plain, counts, sort=True)
+    assert scope == (0, 1) and swapped.tolist() == plain.reshape(3, 2).T.tolist()
+    assert fold_repeated_nodes([], np.array([7]), counts)[1].tolist() == 7

@@ -1,4 +1,5 @@
-"""The ``toulbar2`` backend (issue 21): penalised network, scaling, weight rule, child, CLI."""
+"""The ``toulbar2`` backend and its engine :mod:`portfolio.toulbar2` (issue 21): penalised network,
+scaling, weight rule, child, CLI."""
 
 from __future__ import annotations
 
@@ -13,10 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from portfolio.backend import NullReporter, Status
 from portfolio.evaluate import evaluate
 from portfolio.problem import Capacity, Problem
+from portfolio.toulbar2 import search
+from portfolio.toulbar2.child import KILL_GRACE, run_in_child, started_search
+from portfolio.toulbar2.network import build_network, build_tables
+from portfolio.toulbar2.penalty import penalised_child
+from portfolio.toulbar2.scaling import MAX_SCALE, TOTAL_LIMIT, ScalingError, choose_scale
+from portfolio.toulbar2.weights import broken_nodes, next_weights, update_bracket
 from portfolio_plugins import toulbar2
-from portfolio_plugins.toulbar2_network import (MAX_SCALE, TOTAL_LIMIT, ScalingError, broken_nodes,
-                                                build_network, build_tables, choose_scale,
-                                                next_weights, update_bracket)
 from conftest import live_children
 from tiny import brute, make_problem, scaled_costs, tiny
 
@@ -35,7 +39,7 @@ def overload() -> Problem:
 
 def solve_child(problem: Problem, weights, ub=None) -> np.ndarray:
     net = build_network(build_tables(problem), np.asarray(weights, dtype=float))
-    outcome, value = toulbar2.run_in_child(toulbar2.tb2_solve, (net, 1, 2.0, ub), 20.0)
+    outcome, value = run_in_child(penalised_child, (net, 1, 2.0, ub), 20.0)
     assert outcome == "ok", value
     return np.asarray(value["plan"], dtype=np.int64)
 
@@ -89,7 +93,7 @@ def test_at_weight_zero_toulbar2_finds_the_cheapest_plan_ignoring_memory(problem
         return
     net = build_network(build_tables(problem), np.zeros(problem.num_nodes))
     assert net.scale == 1
-    outcome, value = toulbar2.run_in_child(toulbar2.tb2_solve, (net, 1, 5.0, None), 30.0)
+    outcome, value = run_in_child(penalised_child, (net, 1, 5.0, None), 30.0)
     assert outcome == "ok", value
     ev = evaluate(problem, np.asarray(value["plan"], dtype=np.int64))
     assert not ev.has_forbidden and ev.cost == min(clean)
@@ -166,11 +170,11 @@ def run_backend(problem: Problem, seconds: float, backend=None) -> tuple:
 def test_every_reported_plan_is_feasible(problem):
     import os
 
-    os.environ[toulbar2.EXACT_ENV] = "0"    # the penalty search itself, not the exact mode
+    os.environ[search.EXACT_ENV] = "0"    # the penalty search itself, not the exact mode
     try:
         result, report, _ = run_backend(problem, 4.0)
     finally:
-        del os.environ[toulbar2.EXACT_ENV]
+        del os.environ[search.EXACT_ENV]
     assert "solves=0," not in result.note   # toulbar2 ran
     for _, plan, _ in report.reports:
         assert evaluate(problem, plan).feasible
@@ -195,10 +199,10 @@ def _sleeper(net, seed, seconds, ub, start=None):
 
 
 def test_a_child_that_overruns_is_killed_and_the_backend_still_answers(monkeypatch):
-    monkeypatch.setenv(toulbar2.EXACT_ENV, "0")   # the penalty search's children
+    monkeypatch.setenv(search.EXACT_ENV, "0")   # the penalty search's children
     before = live_children()
     t0 = time.monotonic()
-    assert toulbar2.run_in_child(_sleeper, (None, 0, 0, None), 0.5) == ("killed", None)
+    assert run_in_child(_sleeper, (None, 0, 0, None), 0.5) == ("killed", None)
     assert time.monotonic() - t0 < 3.0
     backend = toulbar2.Toulbar2Backend()
     backend.child = _sleeper
@@ -210,9 +214,9 @@ def test_a_child_that_overruns_is_killed_and_the_backend_still_answers(monkeypat
 
 
 def test_scaling_error_makes_the_backend_unsupported(monkeypatch):
-    from portfolio_plugins import toulbar2_network
+    from portfolio.toulbar2 import network
 
-    monkeypatch.setattr(toulbar2_network, "choose_scale",
+    monkeypatch.setattr(network, "choose_scale",
                         lambda *a, **k: (_ for _ in ()).throw(ScalingError("too big")))
     result, _, _ = run_backend(overload(), 2.0)
     assert result.status == Status.UNSUPPORTED and "too big" in result.note
@@ -267,7 +271,7 @@ def test_an_overloading_plan_is_repaired_into_a_feasible_cheaper_one():
                          for i in range(problem.num_nodes)], dtype=np.int64)
     assert not evaluate(problem, cheapest).feasible          # memory is what stops it
     notes: list = []
-    polish = toulbar2._Polisher(problem, 0, notes)
+    polish = search.Polisher(problem, 0, notes)
     assert not notes
     fixed = polish(cheapest)
     assert fixed is not None
@@ -282,7 +286,7 @@ def test_an_overloading_plan_is_repaired_into_a_feasible_cheaper_one():
 
 # ------------------------------------------------------------------------------------------ rules
 def test_the_global_rule_moves_every_node_together():
-    from portfolio_plugins.toulbar2_network import Bracketing
+    from portfolio.toulbar2.weights import Bracketing
 
     rng = np.random.default_rng(0)
     breakable = np.array([True, True, True, False])
@@ -307,7 +311,7 @@ def test_prices_charge_only_where_memory_binds():
     alone with room to spare. After some subgradient steps the heavy strategies of nodes 0 and 1
     pay a positive priced penalty, the light ones none, node 2 nothing at all."""
     from portfolio.kernels.engine import prepare
-    from portfolio_plugins.toulbar2_prices import PriceModel
+    from portfolio.toulbar2.prices import PriceModel
 
     problem = overload()
     prices = PriceModel(problem, prepare(problem), seed=0)
@@ -327,8 +331,8 @@ def test_each_rule_reports_only_feasible_plans(rule, monkeypatch):
     from portfolio.generate import generate_problem
 
     problem = generate_problem(300, seed=5, forbidden_fraction=0.0)
-    monkeypatch.setenv(toulbar2.RULE_ENV, rule)
-    monkeypatch.setenv(toulbar2.EXACT_ENV, "0")   # small enough for the exact mode otherwise
+    monkeypatch.setenv(search.RULE_ENV, rule)
+    monkeypatch.setenv(search.EXACT_ENV, "0")   # small enough for the exact mode otherwise
     result, report, took = run_backend(problem, 6.0)
     assert f"rule={rule}," in result.note and "solves=0," not in result.note
     assert took < 7.5
@@ -343,12 +347,12 @@ def test_a_start_plan_is_followed_and_never_makes_the_answer_worse():
     net = build_network(build_tables(problem), np.array([1000.0, 1000.0, 0.0]))
     plain = solve_child(problem, [1000.0, 1000.0, 0.0])
     for start in (plain, np.array([0, 0, 1])):
-        outcome, value = toulbar2.run_in_child(toulbar2.tb2_solve, (net, 1, 2.0, None, start), 20.0)
+        outcome, value = run_in_child(penalised_child, (net, 1, 2.0, None, start), 20.0)
         assert outcome == "ok", value
         assert net.cost_of(np.array(value["plan"])) == net.cost_of(plain)
     # a start that already is the optimum, with the upper bound at its cost: nothing better
-    outcome, value = toulbar2.run_in_child(
-        toulbar2.tb2_solve, (net, 1, 2.0, net.cost_of(plain), plain), 20.0)
+    outcome, value = run_in_child(
+        penalised_child, (net, 1, 2.0, net.cost_of(plain), plain), 20.0)
     assert outcome == "ok" and value["plan"] is None
 
 
@@ -434,7 +438,7 @@ def _long_search(net, seed, seconds, ub, start=None):
 
     stopped = []
     signal.signal(signal.SIGVTALRM, lambda *_: stopped.append(time.monotonic()))
-    toulbar2.started_search()
+    started_search()
     while not stopped:
         time.sleep(0.01)
     return {"plan": [0], "stopped_at": stopped[0]}
@@ -443,8 +447,8 @@ def _long_search(net, seed, seconds, ub, start=None):
 def test_a_solve_running_into_the_cap_is_stopped_before_it_not_killed():
     t0 = time.monotonic()
     cap = t0 + 2.0
-    outcome, value = toulbar2.run_in_child(_long_search, (None, 0, 30.0, None), 60.0, search=30.0,
-                                           cap=cap)
+    outcome, value = run_in_child(_long_search, (None, 0, 30.0, None), 60.0, search=30.0,
+                                  cap=cap)
     assert outcome == "ok", value
-    assert value["stopped_at"] <= cap - toulbar2.KILL_GRACE + 0.3
+    assert value["stopped_at"] <= cap - KILL_GRACE + 0.3
     assert time.monotonic() - t0 < 2.5

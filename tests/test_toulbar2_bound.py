@@ -1,4 +1,4 @@
-"""toulbar2's bound of the Lagrangian-priced problem (plugins/toulbar2_bound.py) against brute force,
+"""toulbar2's bound of the Lagrangian-priced problem (portfolio/toulbar2/bound.py) against brute force,
 its scaling, and its phase in the ``bound`` backend."""
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from tiny import F, make_problem, tiny
 
 pytest.importorskip("pytoulbar2")
 
-from portfolio_plugins import toulbar2_bound as tb  # noqa: E402
+from portfolio.toulbar2 import bound as tb  # noqa: E402
+from portfolio.toulbar2.scaling import ScalingError  # noqa: E402
 from portfolio_plugins.bound import BoundBackend  # noqa: E402
-from portfolio_plugins.toulbar2_network import ScalingError  # noqa: E402
 from test_bounds import chain_problem, scaled, true_optimum  # noqa: E402
 
 SECONDS = 4.0   # tiny networks finish at once; this only bounds a stuck child
@@ -51,8 +51,7 @@ def test_priced_bound_never_exceeds_the_optimum(problem, scale, seed):
     random_lam = rng.exponential(3.0 * scale[0] / scale[1], len(lam))
     random_msg = rng.normal(0, 50.0 * scale[0], len(msg))
     for prices, messages in ((lam, None), (lam, msg), (random_lam, random_msg)):
-        shifts = None if messages is None else tb.message_shifts(prep.rm, messages, lb.pos,
-                                                                 lb.moff, lb.rev)
+        shifts = None if messages is None else lb.message_shifts(messages)
         out = tb.priced_solve(problem, prep.rm, prices, SECONDS, kb.kernel_offset(prep), seed,
                               shifts=shifts)
         assert out.bound is not None, out.note
@@ -66,7 +65,7 @@ def test_reparametrised_network_starts_at_the_star_bound():
     p = chain_problem(n=6, seed=5)
     prep, lb = best_prices(p, steps=20, reduce=False)
     star, lam, msg = lb.settle(5)
-    shifts = tb.message_shifts(prep.rm, msg, lb.pos, lb.moff, lb.rev)
+    shifts = lb.message_shifts(msg)
     plain, net = tb.build_priced(prep.rm, lam), tb.build_priced(prep.rm, lam, shifts=shifts)
     star_value = kb.star_bound(prep.rm, lam, msg, lb.pos, lb.rev, lb.moff)
     assert star_value - len(net.functions) - 1 <= net.constant <= star_value

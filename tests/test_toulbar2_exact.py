@@ -1,5 +1,6 @@
-"""The exact mode of the ``toulbar2`` backend (issue 21): the constrained network (knapsacks per
-time point), eligibility, and toulbar2's proofs against the brute force of tests/tiny.py."""
+"""The exact mode of the toulbar2 engine (:mod:`portfolio.toulbar2.exact`, issue 21): the
+constrained network (knapsacks per time point), eligibility, and toulbar2's proofs against the
+brute force of tests/tiny.py."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from hypothesis import strategies as st
 from conftest import bench_path
 from portfolio.evaluate import evaluate
 from portfolio.problem import Capacity
-from portfolio_plugins.toulbar2_exact import (COST_LIMIT, build_exact_network, exact_eligible,
-                                              solve_exact)
+from portfolio.toulbar2.exact import (COST_LIMIT, build_exact_network, exact_eligible,
+                                      solve_exact)
 from tiny import F, brute, make_problem, optimum, scaled_costs, tiny
 
 PROPERTY = settings(max_examples=40, deadline=None, database=None,

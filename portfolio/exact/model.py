@@ -30,7 +30,7 @@ from typing import Optional
 import numpy as np
 
 from ..evaluate import range_sum
-from ..problem import FORBIDDEN, INT64_MAX, Problem
+from ..problem import FORBIDDEN, INT64_MAX, Problem, fold_repeated_nodes
 
 
 @dataclass
@@ -111,17 +111,8 @@ is a signed sum of at most a few table entries per edge); above it the model hol
 def _canonical_table(problem: Problem, e: int) -> tuple[tuple[int, ...], np.ndarray]:
     """Edge ``e`` as a table over its distinct nodes in increasing order; a node named twice keeps
     the entries where both positions agree (the only ones a plan can choose)."""
-    nodes = problem.nodes_of_edge(e).tolist()
     flat = problem.edge_costs[problem.edge_cost_offsets[e]:problem.edge_cost_offsets[e + 1]]
-    distinct = sorted(set(nodes))
-    shape = tuple(int(problem.strategy_counts[v]) for v in distinct)
-    if nodes == distinct:
-        return tuple(distinct), flat.reshape(shape)
-    grid = np.indices(shape).reshape(len(distinct), -1)
-    index = np.zeros(grid.shape[1], dtype=np.int64)
-    for v in nodes:   # mixed radix over the edge's own node list, read at the distinct nodes' axes
-        index = index * int(problem.strategy_counts[v]) + grid[distinct.index(v)]
-    return tuple(distinct), flat[index].reshape(shape)
+    return fold_repeated_nodes(problem.nodes_of_edge(e), flat, problem.strategy_counts, sort=True)
 
 
 def _gathered_tables(problem: Problem, dtype) -> tuple[list, dict]:

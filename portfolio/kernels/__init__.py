@@ -12,10 +12,12 @@ Modules, bottom up:
   the presolve's own reductions (:mod:`portfolio.presolve`; nothing is implemented twice);
 * :mod:`.trws` - TRW-S message passing on the memory-priced, unconstrained problem;
 * :mod:`.search` - worklist descent, iterated local search, greedy repair and buying;
-* :mod:`.engine` - Python drivers used by the ``greedy`` and ``localsearch`` backends;
+* :mod:`.engine` - Python drivers used by the ``greedy`` and ``localsearch`` backends, and
+  :class:`~.engine.Repairer` (repair and polish of any plan) for the toulbar2 engine;
 * :mod:`.backend` - their base class :class:`~.backend.KernelBackend` (light: no numba at import);
 * :mod:`.bound` - certified Lagrangian lower bounds (TRW-S star bound, directed rounding) for
-  the ``bound`` backend.
+  the ``bound`` backend; :mod:`.reparam` - the TRW-S messages as integer shifts, for a solver of
+  the priced problem outside the kernels (toulbar2's priced bound).
 
 * :mod:`.jit` - the decorators: ``kernel`` (an entry point) and ``inner`` (called only from
   kernels, no CPython wrapper), both ``njit(cache=True)`` with one specialisation per argument types.

@@ -52,6 +52,7 @@ from .jit import kernel
 
 from ..problem import FORBIDDEN, Problem
 from . import incremental as inc
+from . import reparam
 from . import search as se
 from . import trws as tw
 from .model import CAP_UNLIMITED, KModel
@@ -443,6 +444,19 @@ class LagrangeBound:
             if self.best is None or bound > self.best:
                 self.best = bound
         return self.best, lam, msg
+
+    def best_unaries(self) -> np.ndarray:
+        """Per strategy: its node cost plus its usage priced at the best prices so far (float, as
+        TRW-S sees it): the priced problem's unaries for a caller outside the kernels."""
+        theta = np.zeros(len(self.m.ncost))
+        tw.unaries(self.m, piece_prices(self.m, self.best_lam, self.zero), theta)
+        return theta
+
+    def message_shifts(self, msg: np.ndarray) -> Optional[tuple[np.ndarray, dict]]:
+        """Messages ``msg`` (from :meth:`settle`) as integer shifts of the unaries and binary edges
+        (:func:`.reparam.message_shifts`, in this bound's TRW-S order): what a solver of the priced
+        problem outside the kernels starts from."""
+        return reparam.message_shifts(self.m, msg, self.pos, self.moff, self.rev)
 
     def run(self, deadline: float, ub: Optional[int] = None, max_steps: Optional[int] = None,
             ub_fn=None) -> Optional[int]:

@@ -76,6 +76,21 @@ def prepare(problem: Problem, reduce: bool = True) -> Prepared:
     return Prepared(problem, model, red, {"model_s": t1 - t0, "reduce_s": t2 - t1})
 
 
+# ------------------------------------------------------------------------------------------ limits
+BLOCK_NODES = 10
+"""Polish: trees of up to this many nodes move as one block (tree DP), besides single moves."""
+
+BLOCK_WORK = 1_000_000
+"""Polish: the work cap of one block move's DP (table entries visited)."""
+
+
+def repair_rounds(n: int) -> int:
+    """Rounds of the greedy memory repair allowed on ``n`` nodes: each round relieves the worst time
+    point, so ten per node (plus a hundred for tiny instances) is ample; it stops sooner when
+    memory fits or nothing live there can use less."""
+    return 10 * n + 100
+
+
 # ------------------------------------------------------------------------------------------ greedy
 def min_volume_plan(m: KModel) -> np.ndarray:
     """Per node the alive strategy with the least usage summed over its pieces (x length)."""
@@ -130,7 +145,7 @@ def greedy_plan(prep: Prepared, design: int = 1, seed: int = 0,
         t, d = inc.build_tree(m, sol)
         if t[1] > 0:
             boff, bitems, owner = se.stab_index(m, len(m.base))
-            se.repair(m, sol, t, d, sc, boff, bitems, owner, 10 * n + 100)
+            se.repair(m, sol, t, d, sc, boff, bitems, owner, repair_rounds(n))
         if t[1] <= 0:
             stats["bought"] = int(se.buy_by_ratio(m, sol, t, d, sc, 50))
     else:
@@ -138,10 +153,11 @@ def greedy_plan(prep: Prepared, design: int = 1, seed: int = 0,
         t, d = inc.build_tree(m, sol)
         se.descend_all(m, sol, t, d, zero, False, sc, order, 0, 0, 0)
         boff, bitems, owner = se.stab_index(m, len(m.base))
-        se.repair(m, sol, t, d, sc, boff, bitems, owner, 10 * n + 100)
+        se.repair(m, sol, t, d, sc, boff, bitems, owner, repair_rounds(n))
     feasible = bool(t[1] <= 0)
     if feasible:
-        se.descend_all(m, sol, t, d, zero, True, sc, order, 10 if blocks else 0, 1_000_000, 0)
+        se.descend_all(m, sol, t, d, zero, True, sc, order, BLOCK_NODES if blocks else 0,
+                       BLOCK_WORK, 0)
     stats["feasible"] = feasible
     return sol, feasible, stats
 
@@ -152,8 +168,40 @@ def polish(prep: Prepared, rsol: np.ndarray, seed: int = 0) -> np.ndarray:
     sol = _plan(rsol).copy()
     t, d = inc.build_tree(m, sol)
     se.descend_all(m, sol, t, d, np.zeros(max(len(m.pc_lo), 1)), True, inc.make_scratch(m, seed),
-                   np.arange(len(sol), dtype=np.int64), 10, 1_000_000, 0)
+                   np.arange(len(sol), dtype=np.int64), BLOCK_NODES, BLOCK_WORK, 0)
     return sol
+
+
+class Repairer:
+    """Many plans of one prepared instance, each repaired and polished (:meth:`repair_and_polish`);
+    the seeded scratch and the index of pieces per time point are built once and reused, so a
+    caller with a stream of candidates (the ``toulbar2`` engine) pays for them once."""
+
+    def __init__(self, prep: Prepared, seed: int = 0) -> None:
+        self.prep = prep
+        m = prep.rm
+        self.scratch = inc.make_scratch(m, seed)
+        self.stab = se.stab_index(m, len(m.base))
+        self.zero = np.zeros(max(len(m.pc_lo), 1))
+
+    def repair_and_polish(self, rsol: np.ndarray) -> Optional[np.ndarray]:
+        """Reduced plan ``rsol`` (feasible or not; not modified) made to fit memory by the greedy
+        repair (cheapest cost per unit of memory saved at the worst time point, at most
+        :func:`repair_rounds` rounds), then improved by the exact polish (single and block moves
+        of up to ``BLOCK_NODES`` nodes, memory kept feasible); None when the repair cannot make
+        it fit."""
+        m = self.prep.rm
+        sol = np.asarray(rsol, dtype=np.int64).copy()
+        t, d = inc.build_tree(m, sol)
+        if t[1] > 0:
+            boff, bitems, owner = self.stab
+            _, ok = se.repair(m, sol, t, d, self.scratch, boff, bitems, owner,
+                              repair_rounds(len(sol)))
+            if not ok:
+                return None
+        se.descend_all(m, sol, t, d, self.zero, True, self.scratch,
+                       np.arange(len(sol), dtype=np.int64), BLOCK_NODES, BLOCK_WORK, 0)
+        return sol
 
 
 # ------------------------------------------------------------------------------------------ search
@@ -241,7 +289,7 @@ class Searcher:
         # the price update needs only x; the candidate is a repaired copy
         y = x
         dc, ok = se.repair(m, y, tx, dx, self.sc, self.boff, self.bitems, self.owner,
-                           10 * self.n + 100)
+                           repair_rounds(self.n))
         cand = None
         if ok:
             se.descend_all(m, y, tx, dx, wp, True, self.sc, self.order, p.polish_blocks,

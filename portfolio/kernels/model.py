@@ -33,7 +33,7 @@ import numpy as np
 from .jit import kernel
 
 from ..presolve.consistency import ac_kernel
-from ..problem import FORBIDDEN, Problem
+from ..problem import FORBIDDEN, Problem, fold_repeated_nodes
 
 CAP_UNLIMITED = 1 << 61
 """Capacity used where the problem has none: loads stay far below it, sums stay in int64."""
@@ -72,6 +72,19 @@ class KModel(NamedTuple):
 
 def num_nodes(m: KModel) -> int:
     return len(m.soff) - 1
+
+
+def num_edges(m: KModel) -> int:
+    return len(m.eoff) - 1
+
+
+def edge_function(m: KModel, e: int) -> tuple[tuple[int, ...], np.ndarray]:
+    """Edge ``e`` of ``m`` on its distinct nodes (in order of first appearance) and its penalised
+    costs over them, flat in their mixed radix (entries ``>= m.pen`` are forbidden): what a solver
+    outside the kernels posts, without reading the edge layout (``enoff``, ``emult``) itself."""
+    nodes = m.enodes[m.enoff[e]:m.enoff[e + 1]]
+    scope, table = fold_repeated_nodes(nodes, m.ecost[m.eoff[e]:m.eoff[e + 1]], np.diff(m.soff))
+    return scope, table.reshape(-1)
 
 
 def _penalty(problem: Problem) -> int:

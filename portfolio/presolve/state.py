@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ..problem import FORBIDDEN, INT64_MAX, Problem, offsets_from_counts
+from ..problem import FORBIDDEN, INT64_MAX, Problem, fold_repeated_nodes, offsets_from_counts
 
 _F = FORBIDDEN
 
@@ -211,9 +211,7 @@ class State:
                 continue
             uniq = list(dict.fromkeys(nodes.tolist()))
             if len(uniq) < len(nodes):
-                grids = np.meshgrid(*[np.arange(self.K[v]) for v in uniq], indexing="ij")
-                index = tuple(grids[uniq.index(v)] for v in nodes.tolist())
-                table = table[index] if len(uniq) else table
+                table = fold_repeated_nodes(nodes, table, self.K)[1]
                 self.count("diagonal_edges", 1)
             if len(uniq) == 0:
                 value = int(table.reshape(-1)[0])

@@ -1,4 +1,4 @@
-"""Memory prices for the ``toulbar2`` backend's penalty: the Lagrangian rule (issue 21).
+"""Memory prices for the toulbar2 penalty search: the Lagrangian rule (issue 21).
 
 The original method charges node ``i`` a weight ``w_i`` per unit of usage above its least usage,
 wherever its interval lies. Most of that usage is free: on N a polished feasible plan pays twenty
@@ -38,16 +38,10 @@ class PriceModel:
         if not np.array_equal(np.asarray(self.m.soff), np.asarray(problem.strategy_offsets)):
             raise ValueError("kernel model and problem disagree on strategies")
         self.engine = LagrangeBound(problem, self.m, seed=seed, offset=int(problem.cost_offset))
-        self.seconds = 0.0
 
     @property
     def steps(self) -> int:
         return int(self.engine.steps)
-
-    @property
-    def bound(self) -> Optional[int]:
-        """The best certified Lagrangian bound so far (the ``bound`` backend's kind)."""
-        return self.engine.best
 
     def advance(self, seconds: float, plan: Optional[np.ndarray] = None,
                 max_steps: Optional[int] = None) -> None:
@@ -59,20 +53,13 @@ class PriceModel:
         if plan is not None:
             cost, forbidden = inc.plan_cost(self.m, np.require(plan, np.int64, ["C", "W"]))
             ub = None if forbidden else int(cost)
-        t0 = time.time()
-        self.engine.run(t0 + max(0.0, seconds), ub=ub, max_steps=max_steps)
-        self.seconds += time.time() - t0
+        self.engine.run(time.time() + max(0.0, seconds), ub=ub, max_steps=max_steps)
 
     def penalty(self) -> np.ndarray:
         """Per strategy: the priced usage at the best prices, minus the node's least (>= 0);
         0 for strategies that cannot be used in a forbidden-free plan."""
-        from portfolio.kernels import trws as tw
-        from portfolio.kernels.steps import piece_prices
-
         m = self.m
-        wp = piece_prices(m, self.engine.best_lam, self.engine.zero)
-        theta = np.zeros(len(m.ncost))
-        tw.unaries(m, wp, theta)
+        theta = self.engine.best_unaries()
         pen = theta - np.asarray(m.ncost, dtype=np.float64)
         alive = np.asarray(m.alive, dtype=bool)
         pen = np.where(alive & np.isfinite(pen), np.maximum(pen, 0.0), np.inf)

@@ -1,6 +1,6 @@
-"""Exact mode of the ``toulbar2`` backend (issue 21): the true constrained problem, to a proof.
+"""Exact mode of the toulbar2 engine (issue 21): the true constrained problem, to a proof.
 
-The penalty search (:mod:`plugins.toulbar2`) prices memory and proves nothing. On small reduced
+The penalty search (:mod:`.search`) prices memory and proves nothing. On small reduced
 instances the contest winner gave toulbar2 the problem itself, memory as one linear constraint per
 time point; this module builds that network and solves it in a forked child (:func:`solve_exact`).
 
@@ -32,10 +32,10 @@ from typing import Any, Optional
 
 import numpy as np
 
-from portfolio.problem import FORBIDDEN, INT64_MAX, Problem
+from portfolio.problem import FORBIDDEN, INT64_MAX, Problem, fold_repeated_nodes
 
-from .toulbar2 import KILL_GRACE, run_in_child, started_search
-from .toulbar2_network import fold_edge
+from .cfn import open_network, post_functions, preload, search_and_read
+from .child import KILL_GRACE, run_in_child
 
 MAX_NODES, MAX_STRATEGIES, MAX_POINTS, MAX_SQUARES = 2000, 50_000, 1600, 6_000_000
 """Eligibility (the winner's exact-mode thresholds): fewer nodes, strategies, limited time points
@@ -181,8 +181,9 @@ def build_exact_network(problem: Problem) -> ExactNetwork:
     rows = [problem.costs_of(i).astype(np.int64) for i in range(problem.num_nodes)]
     hard = [row == FORBIDDEN for row in rows]
     for e in range(problem.num_edges):
-        scope, table = fold_edge(problem, e)
-        table = np.asarray(table, dtype=np.int64)
+        scope, table = fold_repeated_nodes(problem.nodes_of_edge(e), problem.edge_table(e),
+                                           problem.strategy_counts)
+        table = np.asarray(table.reshape(-1), dtype=np.int64)
         if len(scope) == 1:                                # one node: into its unary
             v = scope[0]
             hard[v] = hard[v] | (table == FORBIDDEN)
@@ -221,19 +222,16 @@ def _knapsack_arguments(weights: list, cap: int) -> str:
 def tb2_exact_child(net: ExactNetwork, seconds: float, seed: int, vac: int,
                     ubinit: Optional[int], hint: Optional[list]) -> dict:
     """Post ``net`` and run toulbar2's complete search (in a forked child: global state)."""
-    import pytoulbar2
-
+    preload()
     t0 = time.monotonic()
-    cfn = pytoulbar2.CFN(ubinit=ubinit, vac=vac, seed=int(seed) % (2**31 - 1) + 1, verbose=-1)
-    for i, k in enumerate(net.counts.tolist()):
-        cfn.AddVariable(f"x{i}", list(range(k)))
+    cfn = open_network(net.counts, seed, vac=vac, ubinit=ubinit)
     inf = float("inf")
     answer = {"plan": None, "cost": None, "dual": None, "limited": False, "nodes": 0}
     try:   # posting propagates: a contradiction here is a proof that no plan exists
-        for i, row in net.unary.items():
-            cfn.AddFunction([i], [inf if c < 0 else float(c) for c in row.tolist()])
-        for scope, table in net.functions:
-            cfn.AddFunction(list(scope), [inf if c < 0 else float(c) for c in table.tolist()])
+        post_functions(cfn, (([i], [inf if c < 0 else float(c) for c in row.tolist()])
+                             for i, row in net.unary.items()))
+        post_functions(cfn, ((scope, [inf if c < 0 else float(c) for c in table.tolist()])
+                             for scope, table in net.functions))
         for nodes, weights, cap in net.knapsacks:
             cfn.CFN.wcsp.postKnapsackConstraint(list(nodes), _knapsack_arguments(weights, cap),
                                                 kp=True)
@@ -242,26 +240,6 @@ def tb2_exact_child(net: ExactNetwork, seconds: float, seed: int, vac: int,
     for i, s in enumerate(hint or []):   # toulbar2's value heuristic tries these first
         cfn.CFN.wcsp.setBestValue(i, int(s))
     return search_and_read(cfn, seconds, answer, t0)
-
-
-def search_and_read(cfn: Any, seconds: float, answer: dict, t0: float) -> dict:
-    """Run a posted network's search for at most ``seconds`` and read back what a caller needs
-    (best plan and cost, toulbar2's dual bound, whether a limit stopped it, timings from ``t0``).
-    ``Option.limited`` is reset first: toulbar2 sets it, never clears it, and only an unlimited
-    search may be called complete (a proof, or a bound that is the optimum)."""
-    t1 = time.monotonic()
-    cfn.Option.limited = False
-    started_search()
-    try:
-        result = cfn.Solve(timeLimit=max(1, math.ceil(seconds)))
-    except cfn.Contradiction:    # nothing below the upper bound
-        result = None
-    t2 = time.monotonic()
-    if result is not None:
-        answer["plan"], answer["cost"] = [int(v) for v in result[0]], float(result[1])
-    answer.update(dual=float(cfn.GetDDualBound()), limited=bool(cfn.Option.limited),
-                  nodes=int(cfn.GetNbNodes()), build_s=t1 - t0, solve_s=t2 - t1)
-    return answer
 
 
 def _answer(t0: float, note: str, plan: Optional[list] = None, cost: Optional[int] = None,

@@ -6,9 +6,9 @@ memory has ``L(x, lam) = cost(x) + sum_t lam_t (usage_t(x) - cap_t) <= cost(x)``
 :mod:`portfolio.kernels.bound`). The inner problem has no memory left: a cost-function network
 with unaries ``ncost(s) + sum_p price_p * use_p(s)``, the edge tables, and the constant
 ``sum_t lam_t (base_t - cap_t)``. The ``bound`` backend bounds it by TRW-S stars (the local
-polytope); here the network is first reparametrised by the TRW-S messages (:func:`message_shifts`,
-so its constant already is the star bound) and toulbar2's hybrid best-first search (HBFS, EDAC at
-every node) raises it: its global lower bound is valid whenever the search stops. At the
+polytope); here the network is first reparametrised by the TRW-S messages
+(:func:`portfolio.kernels.reparam.message_shifts`, so its constant already is the star bound) and
+toulbar2's hybrid best-first search (HBFS, EDAC at every node) raises it: its global lower bound is valid whenever the search stops. At the
 subgradient's best prices that is the same Lagrangian dual, bounded more tightly.
 
 **Integers, rounded down.** toulbar2 wants integer costs. Each function is shifted by an integer at
@@ -23,9 +23,8 @@ floor(theta)``), one step down when it fails: the entry is exactly ``floor((thet
 scale)``. Edge entries are integers and are floored by integer division.
 
 **Why nothing can wrap.** ``scale`` is the smallest power of 10 that brings the sum of all
-functions' finite spans to at most ``TOTAL_LIMIT = 2**50`` (:func:`plugins.toulbar2_network.
-choose_scale`): every scaled entry and every complete assignment's cost stays below 2**51, exact in
-a double and far below toulbar2's top (~5.1e17). At the contest's magnitudes (node and edge costs
+functions' finite spans to at most ``TOTAL_LIMIT = 2**50`` (:func:`.scaling.choose_scale`):
+every scaled entry and every complete assignment's cost stays below 2**51, exact in a double and far below toulbar2's top (~5.1e17). At the contest's magnitudes (node and edge costs
 of 1e13 and more, 1e5 functions, priced usage of the same order) the spans sum to 1e17-1e19, so the
 scale is 10**3-10**5 and each floor loses less than one scale unit per function: at most
 ``functions * scale`` in all (about 1e-4 of K's bound). The int64 check needs ``|theta| < 2**61``
@@ -33,7 +32,7 @@ scale is 10**3-10**5 and each floor loses less than one scale unit per function:
 above ``MAX_SCALE`` raises :class:`ScalingError`: the network is refused, never wrapped.
 
 **Child process.** toulbar2 keeps global state, so each solve runs in a fresh forked child
-(:func:`plugins.toulbar2.run_in_child`), stopped by SIGVTALRM at its limit (toulbar2's handler
+(:func:`.child.run_in_child`), stopped by SIGVTALRM at its limit (toulbar2's handler
 ends the search and the dual bound is read back) and killed soon after if it does not answer: a
 killed child gives no bound, never a wrong one. Forbidden entries and strategies dead in the
 kernel model are toulbar2's hard cost; the bound is then one over forbidden-free plans, and
@@ -52,9 +51,9 @@ import numpy as np
 
 from portfolio.problem import Problem
 
-from .toulbar2 import KILL_GRACE, run_in_child
-from .toulbar2_exact import search_and_read
-from .toulbar2_network import MAX_SCALE, TOTAL_LIMIT, ScalingError, choose_scale
+from .cfn import open_network, post_functions, preload, search_and_read
+from .child import KILL_GRACE, run_in_child
+from .scaling import MAX_SCALE, TOTAL_LIMIT, ScalingError, choose_scale
 
 THETA_LIMIT = 2.0**61
 """Largest priced unary accepted: the exact int64 check of a floored entry stays below 2**63."""
@@ -63,9 +62,6 @@ VAC = 0
 """toulbar2's ``vac`` option. 0 (EDAC only): on K (5,167 nodes, costs 1e9, scale 1) VAC in
 preprocessing (``vac=1``) had not finished after 25 s (0 search nodes), while HBFS with EDAC
 searched 16,000 nodes; the reparametrisation gives the root the local polytope's bound instead."""
-
-MESSAGE_LIMIT = 2.0**45
-"""Messages larger than this are left out of the reparametrisation (its sums stay below 2**53)."""
 
 
 @dataclass
@@ -93,24 +89,6 @@ def _floor_div(theta: np.ndarray, shift: np.ndarray, scale: int) -> np.ndarray:
     return np.maximum(u, 0)
 
 
-def _scope_table(m: Any, e: int) -> tuple[tuple[int, ...], np.ndarray]:
-    """Edge ``e`` of kernel model ``m`` on its distinct nodes (a node named twice takes one value
-    in both places), flat in the mixed radix of the scope."""
-    a, b = int(m.enoff[e]), int(m.enoff[e + 1])
-    nodes = [int(v) for v in m.enodes[a:b]]
-    mult = [int(x) for x in m.emult[a:b]]
-    table = np.asarray(m.ecost[m.eoff[e]:m.eoff[e + 1]])
-    scope = tuple(dict.fromkeys(nodes))
-    if len(scope) == len(nodes) and len(scope) == 2:
-        return scope, table
-    counts = [int(m.soff[v + 1] - m.soff[v]) for v in scope]
-    grids = np.indices(counts).reshape(len(scope), -1)
-    index = np.zeros(grids.shape[1] if len(scope) else 1, np.int64)
-    for v, mul in zip(nodes, mult):
-        index += mul * grids[scope.index(v)]
-    return scope, table[index]
-
-
 def _add_dn(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """A float <= a + b elementwise (TwoSum gives the rounding error; one float down when the
     rounded sum is above the exact one); +inf stays +inf."""
@@ -121,58 +99,14 @@ def _add_dn(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(s) & (e < 0), np.nextafter(s, -np.inf), s)
 
 
-def message_shifts(m: Any, msg: np.ndarray, pos: np.ndarray, moff: np.ndarray,
-                   rev: np.ndarray) -> Optional[tuple[np.ndarray, dict]]:
-    """The TRW-S reparametrisation in integers: (per strategy the amount added to its unary, per
-    binary edge the amounts subtracted from its entries), or None when the sums get too large.
-
-    For each binary edge the message into its earlier node (in the TRW-S order) is floored to an
-    integer ``r``, added to that node's unary and subtracted from every edge entry with that
-    strategy; then each row of the later node (one of its strategies) gives its least allowed
-    entry (an earlier strategy alive) to that node's unary. Every plan's cost is unchanged (exact
-    integers), and the functions' minima then sum to the star bound of
-    :func:`portfolio.kernels.bound.star_bound` (less the floors), so toulbar2 starts from the
-    local polytope's value rather than rebuilding it by its own (weaker) propagation. Messages that
-    are not finite or above ``MESSAGE_LIMIT`` count as 0 (any integers keep the cost)."""
-    soff = np.asarray(m.soff, np.int64)
-    n = len(soff) - 1
-    add = np.zeros(len(m.ncost), np.int64)
-    sub: dict = {}
-    owner = np.repeat(np.arange(n), np.diff(np.asarray(m.inc_off)))
-    other = np.asarray(m.inc_other)
-    alive = np.asarray(m.alive, bool)
-    for q in np.flatnonzero(pos[owner] < pos[other]).tolist():
-        i = int(owner[q])
-        k = int(soff[i + 1] - soff[i])
-        raw = np.asarray(msg[moff[q]:moff[q] + k], np.float64)
-        keep = np.isfinite(raw) & (np.abs(raw) < MESSAGE_LIMIT)
-        r = np.where(keep, np.floor(np.where(keep, raw, 0.0)), 0.0).astype(np.int64)
-        add[soff[i]:soff[i + 1]] += r
-        e = int(m.inc_edge[q])
-        size = int(m.eoff[e + 1] - m.eoff[e])
-        s_i = (np.arange(size) // int(m.inc_ms[q])) % k
-        # then the later node takes, per its strategy, the least allowed entry left in its row
-        rq, o = int(rev[q]), int(other[q])
-        k_o = int(soff[o + 1] - soff[o])
-        s_o = (np.arange(size) // int(m.inc_ms[rq])) % k_o
-        table = np.asarray(m.ecost[m.eoff[e]:m.eoff[e + 1]]) - r[s_i]
-        ok = (np.asarray(m.ecost[m.eoff[e]:m.eoff[e + 1]]) < m.pen) & alive[soff[i] + s_i]
-        h = np.full(k_o, np.iinfo(np.int64).max)
-        np.minimum.at(h, s_o[ok], table[ok])
-        h[h == np.iinfo(np.int64).max] = 0
-        add[soff[o]:soff[o + 1]] += h
-        sub[e] = sub.get(e, 0) + r[s_i] + h[s_o]
-    if len(add) and int(np.abs(add).max()) >= 2**52:
-        return None
-    return add, sub
-
-
 def build_priced(m: Any, lam: np.ndarray, max_scale: int = MAX_SCALE,
                  limit: int = TOTAL_LIMIT, shifts: Optional[tuple] = None) -> PricedNetwork:
     """The priced network of kernel model ``m`` at prices ``lam`` (one per time point, >= 0),
     scaled and floored as the module says; :class:`ScalingError` when it cannot be held.
-    ``shifts``: a reparametrisation from :func:`message_shifts` (none by default)."""
+    ``shifts``: a reparametrisation from :meth:`portfolio.kernels.bound.LagrangeBound.message_shifts`
+    (none by default)."""
     from portfolio.kernels.bound import priced_unaries_dn
+    from portfolio.kernels.model import edge_function, num_edges
 
     lam = np.require(np.maximum(np.asarray(lam, np.float64), 0.0), np.float64, ["C", "W"])
     if lam.shape != (len(m.base),) or not np.all(np.isfinite(lam)):
@@ -205,8 +139,8 @@ def build_priced(m: Any, lam: np.ndarray, max_scale: int = MAX_SCALE,
         raw.append(((i,), row, True))
         span += high - shift
     pen = int(m.pen)
-    for e in range(len(m.eoff) - 1):
-        scope, table = _scope_table(m, e)
+    for e in range(num_edges(m)):
+        scope, table = edge_function(m, e)
         hard = table >= pen
         if e in sub:   # a binary edge: its table is in the incidences' order (scope (u, v))
             table = np.where(hard, table, table - sub[e])
@@ -238,17 +172,12 @@ def build_priced(m: Any, lam: np.ndarray, max_scale: int = MAX_SCALE,
 def priced_child(net: PricedNetwork, seconds: float, seed: int, vac: int) -> dict:
     """Post ``net`` and run toulbar2 (HBFS; VAC when ``vac``) in a forked child; its dual bound
     is read back whether or not the search finished."""
-    import pytoulbar2
-
+    preload()
     t0 = time.monotonic()
-    cfn = pytoulbar2.CFN(vac=vac, seed=int(seed) % (2**31 - 1) + 1, verbose=-1)
-    cfn.Option.hbfs = 1
+    cfn = open_network(net.counts, seed, vac=vac, hbfs=1)
     answer: dict = {"dual": None, "plan": None, "cost": None, "limited": True, "nodes": 0}
     try:
-        for i, k in enumerate(net.counts.tolist()):
-            cfn.AddVariable(f"x{i}", list(range(k)))
-        for scope, table in net.functions:
-            cfn.AddFunction(list(scope), table.tolist())
+        post_functions(cfn, ((scope, table.tolist()) for scope, table in net.functions))
     except cfn.Contradiction:   # the hard entries alone leave no assignment
         return {**answer, "dual": math.inf, "limited": False, "build_s": time.monotonic() - t0,
                 "solve_s": 0.0}
@@ -310,12 +239,6 @@ def priced_solve(problem: Problem, m: Any, lam: np.ndarray, seconds: float,
             f"{value['solve_s']:.1f} s")
     return PricedOutcome(certify(problem, units, offset), note,
                          None if math.isinf(units) else int(units), plan, complete, times)
-
-
-def priced_bound(problem: Problem, m: Any, lam: np.ndarray, seconds: float,
-                 offset: Optional[int] = None, seed: int = 0) -> Optional[int]:
-    """The certified bound of :func:`priced_solve`, or None (refused, killed, no time)."""
-    return priced_solve(problem, m, lam, seconds, offset, seed).bound
 
 
 def priced_value(m: Any, lam: np.ndarray, plan: np.ndarray) -> float:
