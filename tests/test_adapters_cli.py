@@ -46,7 +46,7 @@ def test_convert_by_explicit_formats_and_refusals(tmp_path):
     again = _cli("convert", src, tmp_path / "r.bin", "--to", "xla")
     assert again.exit_code == 2 and "already exists" in again.output
     scale = _cli("convert", src, tmp_path / "x.json", "--cost-scale", "2")
-    assert scale.exit_code == 2 and "XLA requests only" in scale.output
+    assert scale.exit_code == 2 and "formats with fractional costs (xla, xla-text)" in scale.output
 
 
 def test_convert_keeps_fractional_costs_with_a_scale(tmp_path):
