@@ -2,8 +2,8 @@
 
 Every reader registered in :mod:`.formats` returns a :class:`Conversion`, so the API and the CLI
 treat all formats alike: they solve ``problem``, give plans back through ``expand`` and costs
-through ``request_cost``, and print ``notes``; ``foreign`` says whether results are reported in the
-file's own terms (its node order and cost units), which the CLI shows as a ``request`` entry.
+through ``request_cost``, and print ``notes``; ``in_file_terms`` says whether results are given in
+the file's own terms (its node order and cost units), which the CLI shows as a ``request`` entry.
 """
 
 from __future__ import annotations
@@ -44,6 +44,12 @@ class Conversion:
     def with_notes(self, *notes: str) -> Conversion:
         """The same conversion with ``notes`` added."""
         return replace(self, notes=self.notes + tuple(notes)) if notes else self
+
+    @property
+    def in_file_terms(self) -> bool:
+        """Whether results must be given in the file's own terms (the plan expanded, the cost in its
+        units): another tool's file, a node map or a cost scale."""
+        return self.foreign or self.cost_scale != 1.0 or self.maps_nodes
 
     @property
     def maps_nodes(self) -> bool:
