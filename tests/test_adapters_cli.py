@@ -10,10 +10,12 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import bundled_example_path, run_script
-from xla_reference import to_message
+from xla_reference import HALVES, to_message
 
+from portfolio.adapters import xla_proto
+from portfolio.adapters.xla import parse_request
 from portfolio.cli import cli
-from portfolio.io import load_problem, problem_to_dict
+from portfolio.io import load_problem, problem_to_dict, read_bytes
 
 
 def _cli(*args: object):
@@ -46,7 +48,7 @@ def test_convert_by_explicit_formats_and_refusals(tmp_path):
     again = _cli("convert", src, tmp_path / "r.bin", "--to", "xla")
     assert again.exit_code == 2 and "already exists" in again.output
     scale = _cli("convert", src, tmp_path / "x.json", "--cost-scale", "2")
-    assert scale.exit_code == 2 and "XLA requests only" in scale.output
+    assert scale.exit_code == 2 and "formats with fractional costs (xla, xla-text)" in scale.output
 
 
 def test_convert_keeps_fractional_costs_with_a_scale(tmp_path):
@@ -57,6 +59,54 @@ def test_convert_keeps_fractional_costs_with_a_scale(tmp_path):
     doc = json.loads((tmp_path / "f.json").read_text())
     assert doc["problem"]["nodes"]["costs"][0] == [1, 2]
     assert "followers folded" in done.output
+
+
+def _solved(path, *args):
+    proc = run_script("portfolio", "solve", path, "-t", "10", "--json", "-q", *args, cwd=path.parent)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    return doc["solution"], doc["request"]["cost"]
+
+
+def test_a_converted_request_solves_as_the_original(tmp_path):
+    """The issue's example: a 4-node request with a follower and costs in halves solves to 6.5
+    with a 4-entry plan, and its conversion to binary (and back to text) to the same."""
+    src = tmp_path / "h.textproto"
+    src.write_text(xla_proto.to_text(to_message(HALVES)))
+    first = _cli("convert", src, tmp_path / "h.pb")
+    assert first.exit_code == 0 and "the same request, field for field (4 nodes)" in first.output
+    second = _cli("convert", tmp_path / "h.pb", tmp_path / "back.txtpb")
+    assert second.exit_code == 0, second.output
+    assert (tmp_path / "back.txtpb").read_bytes() == src.read_bytes()
+    assert _solved(src, "--cost-scale", "2") == _solved(tmp_path / "h.pb", "--cost-scale", "2") \
+        == ([0, 0, 0, 1], 6.5)
+
+
+@pytest.mark.parametrize("src, dst", [("a.pb", "b.textproto"), ("a.textproto", "b.binpb.gz"),
+                                      ("a.txtpb", "b.pbtxt"), ("a.pb.gz", "b.pb")])
+def test_convert_xla_to_xla_on_the_command_line(tmp_path, src, dst):
+    msg = to_message({**HALVES, "aliases": [[0, 3]], "value_costs": [[0, 1, 0, 0]], "s_hint": [1, 0, 0, 1]})
+    msg.solver_timeout.solver_timeout_in_seconds = 30
+    from portfolio.adapters.xla import save_message
+
+    save_message(msg, tmp_path / src)
+    done = _cli("convert", tmp_path / src, tmp_path / dst)
+    assert done.exit_code == 0, done.output
+    assert "note:" not in done.output  # nothing folded, rounded or dropped
+    assert parse_request(read_bytes(tmp_path / dst), tmp_path / dst)[0] == msg
+
+
+def test_convert_refuses_what_text_cannot_hold_unless_told(tmp_path):
+    src = tmp_path / "u.pb"
+    src.write_bytes(to_message(HALVES).SerializeToString() + bytes([0x90, 0x03, 0x05]))
+    refused = _cli("convert", src, tmp_path / "u.txtpb")
+    assert refused.exit_code == 2 and not (tmp_path / "u.txtpb").exists()
+    assert refused.output.startswith(f"error: {tmp_path / 'u.txtpb'}: cannot write as xla-text: ")
+    assert "numbers 50" in refused.output and "--drop-unknown" in refused.output
+    dropped = _cli("convert", src, tmp_path / "u.txtpb", "--drop-unknown")
+    assert dropped.exit_code == 0 and "dropped (numbers 50)" in dropped.output
+    scale = _cli("convert", src, tmp_path / "s.pb", "--cost-scale", "2")
+    assert scale.exit_code == 2 and "copied field for field" in scale.output
 
 
 def test_solve_prints_the_plan_in_the_request_node_order(tmp_path):

@@ -15,13 +15,15 @@ import pytest
 
 from conftest import BENCH_NAMES, bench_path, bundled_example_path
 from tiny import make_problem
-from xla_reference import brute_optimum, honours_followers, plans, random_request, score, to_message
+from xla_reference import HALVES, brute_optimum, honours_followers, plans, random_request, score, to_message
 
-from portfolio.adapters.formats import format_of, load_any, read_any, save_any
+from portfolio.adapters import xla_proto
+from portfolio.adapters.formats import CannotWrite, convert, format_of, load_any, read_any, save_any
 from portfolio.adapters.request import from_problem, to_problem
-from portfolio.adapters.xla import message_to_request, read_request, write_request
+from portfolio.adapters.xla import message_to_request, parse_request, read_request, save_message, write_request
+from portfolio.errors import ProblemError
 from portfolio.evaluate import SolutionError, evaluate
-from portfolio.io import ProblemFormatError, load_problem, problem_to_dict, read_extended, write_extended
+from portfolio.io import ProblemFormatError, load_problem, problem_to_dict, read_bytes, read_extended, write_extended
 from portfolio.problem import FORBIDDEN, Capacity
 
 
@@ -213,6 +215,149 @@ def test_shared_instances_round_trip_through_a_request(tmp_path, name):
     assert json.loads((tmp_path / "r.json").read_text()) == doc
 
 
+# ------------------------------------------------------------------------------------------ XLA to XLA
+FULL = {**HALVES, "aliases": [[0, 3]], "value_costs": [[0, 1, 0, 0]], "node_groups": [[0, 1]],
+        "live": [[0, 4], [1, 2], [3, 4], []], "s_hint": [0, 1, 1, 0]}
+"""The issue's request with aliases, a group, liveness by ``live`` (``node_intervals`` kept too) and
+a hint; :func:`every_field` sets the fields the problem does not read on top."""
+
+_SAMPLES = {xla_proto._I64: [7, -3], xla_proto._DBL: [0.25, 1e18], xla_proto._BOOL: [True],
+            xla_proto._STR: ["x", "y"]}
+
+
+def _fill(msg, skip: frozenset = frozenset()) -> None:
+    """Set every field of ``msg`` that is not in ``skip``, each to a value its type allows."""
+    for field in msg.DESCRIPTOR.fields:
+        if field.name in skip:
+            continue
+        value = getattr(msg, field.name)
+        if field.message_type is not None:
+            _fill(value.add() if hasattr(value, "add") else value)
+        elif hasattr(value, "extend"):  # a repeated number or string
+            value.extend(_SAMPLES[field.type])
+        else:
+            setattr(msg, field.name, _SAMPLES[field.type][0])
+
+
+def every_field():
+    """A valid request with every field of XLA's message set."""
+    msg = to_message(FULL)
+    _fill(msg, skip=xla_proto.READ | {"s_hint"})
+    assert {f.name for f, _ in msg.ListFields()} == set(xla_proto.FIELD_NUMBERS)
+    return msg
+
+
+def _message(path):
+    return parse_request(read_bytes(path), path)[0]
+
+
+def _wire(msg) -> bytes:
+    return msg.SerializeToString(deterministic=True)
+
+
+def test_the_whole_message_is_declared_with_xla_numbers():
+    fields = {f.name: f.number for f in xla_proto.request_class().DESCRIPTOR.fields}
+    assert len(fields) == 41 and sorted(fields.values()) == list(range(1, 42))
+    assert (fields["s_follow"], fields["s_hint"], fields["aliases"], fields["request_name"],
+            fields["node_intervals"], fields["node_groups"]) == (4, 5, 14, 30, 36, 38)
+
+
+ENCODINGS = ["r.pb", "r.binpb.gz", "r.textproto", "r.txtpb.gz", "r.pbtxt"]
+
+
+@pytest.mark.parametrize("dst", ENCODINGS)
+@pytest.mark.parametrize("src", ENCODINGS)
+def test_xla_to_xla_keeps_every_field(tmp_path, src, dst):
+    """Followers, aliases, groups, both liveness fields, fractional costs, the hint, the name and
+    every field the problem does not read: the same message after a conversion, either way."""
+    msg = every_field()
+    save_message(msg, tmp_path / f"in-{src}")
+    done = convert(tmp_path / f"in-{src}", tmp_path / f"out-{dst}")
+    assert done.copied and done.conversion.notes == ()
+    back = _message(tmp_path / f"out-{dst}")
+    assert back == msg and _wire(back) == _wire(msg)
+    assert back.computation_costs[0].costs[0] == 0.5 and list(back.s_follow) == [-1, -1, 1, -1]
+
+
+def test_round_trips_are_identical(tmp_path):
+    """text -> binary -> text gives the printer's bytes again; binary -> text -> binary the same
+    message, and the same bytes."""
+    msg = every_field()
+    text = tmp_path / "a.textproto"
+    text.write_text(xla_proto.to_text(msg))
+    convert(text, tmp_path / "b.pb")
+    convert(tmp_path / "b.pb", tmp_path / "c.txtpb")
+    assert (tmp_path / "c.txtpb").read_bytes() == text.read_bytes()
+    binary = tmp_path / "d.pb"
+    binary.write_bytes(msg.SerializeToString())
+    convert(binary, tmp_path / "e.textproto")
+    convert(tmp_path / "e.textproto", tmp_path / "f.pb")
+    assert _message(tmp_path / "f.pb") == msg and (tmp_path / "f.pb").read_bytes() == binary.read_bytes()
+
+
+def test_unknown_binary_fields_survive_binary_and_are_refused_by_text(tmp_path):
+    """A field of a newer XLA (number 50) is carried through binary to binary; text cannot name
+    it, so writing text is refused unless asked to drop it, which the notes then say."""
+    msg = every_field()
+    src = tmp_path / "u.pb"
+    src.write_bytes(msg.SerializeToString() + bytes([0x90, 0x03, 0x05]))
+    convert(src, tmp_path / "v.pb.gz")
+    kept = _message(tmp_path / "v.pb.gz")
+    assert xla_proto.unknown_field_numbers(kept) == [50] and kept.SerializeToString() == src.read_bytes()
+    with pytest.raises(CannotWrite, match="numbers 50.*text format cannot hold"):
+        convert(src, tmp_path / "w.txtpb")
+    assert not (tmp_path / "w.txtpb").exists()
+    done = convert(src, tmp_path / "w.txtpb", drop_unknown=True)
+    assert any("dropped (numbers 50)" in note for note in done.conversion.notes)
+    assert _message(tmp_path / "w.txtpb") == msg
+
+
+def test_a_text_field_nobody_declares_is_refused_by_a_copy(tmp_path):
+    src = tmp_path / "k.textproto"
+    src.write_text(xla_proto.to_text(every_field()) + "solver_knob: 3\n")
+    with pytest.raises(ProblemFormatError, match="solver_knob: is not a field"):
+        convert(src, tmp_path / "k.pb")
+    done = convert(src, tmp_path / "k.pb", drop_unknown=True)
+    assert any("'solver_knob'" in note for note in done.conversion.notes)
+    assert _message(tmp_path / "k.pb") == every_field()
+
+
+def test_a_copy_checks_the_request_and_refuses_a_cost_scale(tmp_path):
+    bad = tmp_path / "bad.pb"
+    bad.write_bytes(to_message({**FULL, "communication_costs": [[0, math.nan]] + FULL["communication_costs"][1:]})
+                    .SerializeToString())
+    with pytest.raises(ProblemFormatError, match=r"communication_costs\[0\]\.costs\[1\]: nan"):
+        convert(bad, tmp_path / "bad.txtpb")
+    good = tmp_path / "good.pb"
+    good.write_bytes(every_field().SerializeToString())
+    with pytest.raises(ProblemError, match="copied field for field"):
+        convert(good, tmp_path / "good.txtpb", cost_scale=2)
+
+
+def test_between_a_request_and_json_the_conversion_says_what_it_folds(tmp_path):
+    src = tmp_path / "h.textproto"
+    src.write_text(xla_proto.to_text(to_message(HALVES)))
+    done = convert(src, tmp_path / "h.json", cost_scale=2)
+    assert not done.copied and done.target_format == "extended"  # the leader owns two intervals
+    assert any("1 followers folded" in note for note in done.conversion.notes)
+    rounded = convert(src, tmp_path / "r.json")
+    assert any("costs rounded at scale 1" in note for note in rounded.conversion.notes)
+
+
+def test_the_converted_request_solves_to_the_same_plan_and_cost(tmp_path):
+    """The issue's example through ``portfolio.solve``: 6.5 (13 at scale 2) with a 4-entry plan,
+    from the text request and from its binary conversion alike."""
+    import portfolio
+
+    src = tmp_path / "h.textproto"
+    src.write_text(xla_proto.to_text(to_message(HALVES)))
+    convert(src, tmp_path / "h.pb")
+    first = portfolio.solve(src, time_limit=5, cost_scale=2)
+    second = portfolio.solve(tmp_path / "h.pb", time_limit=5, cost_scale=2)
+    assert first.plan == second.plan == [0, 0, 0, 1]
+    assert first.cost == second.cost == 13 == 2 * brute_optimum(HALVES)
+
+
 # ------------------------------------------------------------------------------------------ errors
 BASE = {"num_nodes": 2, "s_len": [2, 1], "s_follow": [-1, -1],
         "computation_costs": [[1, 2], [3]], "communication_costs": [[0, 0], [0]],
@@ -253,16 +398,27 @@ def test_bytes_that_are_no_request_give_one_clear_error(tmp_path):
         read_request(path)
 
 
-def test_unknown_fields_are_skipped_and_named(tmp_path):
-    path = _write(tmp_path, BASE)
-    path.write_bytes(path.read_bytes() + bytes([0x88, 0x01, 0x05]))  # field 17 (varint) = 5
+def test_unknown_and_unused_fields_are_skipped_and_named(tmp_path):
+    """A field of a newer XLA (number 50) is unknown here, ``solver_timeout`` (17) and ``s_hint``
+    are declared but make no part of the problem, a text name nobody declares is skipped: each is
+    named in the notes and the problem is the same as without them."""
+    plain = read_request(_write(tmp_path, BASE, "r.pb")).problem
+    msg = to_message(BASE)
+    msg.solver_timeout.solver_timeout_in_seconds = 3
+    msg.s_hint.extend([1, 0])
+    path = tmp_path / "r.pb"
+    path.write_bytes(msg.SerializeToString() + bytes([0x90, 0x03, 0x05]))  # field 50 (varint) = 5
     conv = read_request(path)
-    assert any("17" in note for note in conv.notes)
+    assert any("numbers 50" in note for note in conv.notes)
+    assert any("s_hint, solver_timeout" in note for note in conv.notes)
+    _same_problem(conv.problem, plain)
     text = tmp_path / "r.txtpb"
     from google.protobuf import text_format
 
-    text.write_text(text_format.MessageToString(to_message(BASE)) + "solver_timeout { seconds: 3 }\n")
-    _same_problem(read_request(text).problem, conv.problem)
+    text.write_text(text_format.MessageToString(to_message(BASE)) + "solver_knob { seconds: 3 }\n")
+    conv = read_request(text)
+    assert any("'solver_knob'" in note for note in conv.notes)
+    _same_problem(conv.problem, plain)
 
 
 def test_brute_force_reference_sees_aliases(tmp_path):

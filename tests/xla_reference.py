@@ -18,6 +18,16 @@ COST_FIELDS = ("computation_costs", "communication_costs", "memory_costs", "resh
                "value_costs")
 
 
+HALVES = {"num_nodes": 4, "s_len": [2, 2, 2, 2], "s_follow": [-1, -1, 1, -1], "request_name": "halves",
+          "computation_costs": [[0.5, 2], [1, 0.5], [1.5, 2.5], [2, 1]],
+          "communication_costs": [[0, 0.5], [0.5, 0], [0, 0], [0, 0]],
+          "memory_costs": [[1, 2], [2, 1], [1, 1], [3, 1]],
+          "edges": [[0, 1], [2, 3]], "resharding_costs": [[0, 1.5, 1, 0], [0.5, 2, 1, 1]],
+          "node_intervals": [[0, 2], [1, 3], [2, 4], [3, 5]], "memory_budget": 5}
+"""The issue's example: 4 nodes, node 2 follows node 1, costs in halves. The one optimum is
+[0, 0, 0, 1] at 6.5 (``brute_optimum``); [0, 0, 0, 0] (6.0) is over the budget."""
+
+
 def random_request(rng: random.Random, fractional: bool = False, negative_edges: bool = True) -> dict:
     """A request of 1-5 nodes with followers, aliases, groups and gaps in liveness (some of each)."""
     n = rng.randint(1, 5)

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..evaluate import SolutionError, exact_sum
+from ..evaluate import exact_sum
 from ..io import PathLike, ProblemFormatError
 from ..problem import FORBIDDEN, Capacity, Problem, offsets_from_counts
+from .conversion import Conversion
 
 EXACT_DOUBLE = 2**53
 """Integers up to this magnitude are exact as doubles; the writer refuses larger finite costs."""
@@ -63,47 +64,6 @@ class SolverRequest:
     memory_budget: int = 0
     request_name: str = ""
     labels: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Conversion:
-    """A converted request: the problem, and how its plans and costs map back to the request.
-
-    ``node_of[i]`` is the problem node of request node ``i`` (followers share their leader's).
-    Problem costs are request costs times ``cost_scale``, rounded; for every plan
-    ``|problem cost / cost_scale - request cost| <= cost_error_bound``. ``cost_shift`` (scaled, <= 0)
-    is the constant moved out of negative edge tables; it is in ``problem.cost_offset``.
-    """
-
-    problem: Problem
-    node_of: np.ndarray
-    cost_scale: float = 1.0
-    cost_error_bound: float = 0.0
-    cost_shift: int = 0
-    notes: tuple[str, ...] = ()
-
-    def expand(self, plan: np.ndarray) -> np.ndarray:
-        """A plan of the problem as a plan of the request, in the request's node order."""
-        return np.asarray(plan, dtype=np.int64)[self.node_of]
-
-    def restrict(self, plan: object) -> np.ndarray:
-        """A plan of the request as a plan of the problem (followers must agree with their leader)."""
-        arr = np.asarray(plan, dtype=np.int64).reshape(-1)
-        if len(arr) != len(self.node_of):
-            raise SolutionError(f"solution has {len(arr)} entries but the request has "
-                                f"{len(self.node_of)} nodes")
-        out = np.full(self.problem.num_nodes, -1, dtype=np.int64)
-        out[self.node_of] = arr
-        bad = np.flatnonzero(out[self.node_of] != arr)
-        if len(bad):
-            i = int(bad[0])
-            raise SolutionError(f"solution[{i}] = {arr[i]} differs from the strategy of the node it "
-                                f"follows ({out[self.node_of[i]]})")
-        return out
-
-    def request_cost(self, cost: int) -> float:
-        """A problem cost in the request's units."""
-        return cost / self.cost_scale
 
 
 # ------------------------------------------------------------------------------------------ reading
@@ -368,7 +328,8 @@ def to_problem(req: SolverRequest, path: PathLike = "<request>", cost_scale: flo
     if error:
         notes.append(f"costs rounded at scale {cost_scale:g}: any plan's cost is within "
                      f"{error / cost_scale:.6g} of the request's")
-    return Conversion(problem, node_of, float(cost_scale), error / cost_scale, shift, tuple(notes))
+    return Conversion(problem, node_of, float(cost_scale), error / cost_scale, shift, tuple(notes),
+                      foreign=True)
 
 
 def _stem(path: PathLike) -> str:

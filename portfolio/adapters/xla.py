@@ -1,13 +1,16 @@
 """XLA's ``AutoShardingSolverRequest``: read and write it, binary (``.pb``, ``.binpb``) or text
 (``.textproto``, ``.txtpb``, ``.pbtxt``), gzip when the name ends in ``.gz``.
 
-The message goes to and from :class:`~.request.SolverRequest` here; what the fields mean, and the
-conversion to a :class:`Problem`, live in :mod:`.request`.
+Two paths. Solving: the message goes to a :class:`~.request.SolverRequest` and from there to a
+:class:`Problem` (:func:`read_request`, :func:`write_request`; what the fields mean lives in
+:mod:`.request`). Copying: :func:`load_message` and :func:`save_message` move the message itself,
+every field kept, so a request converted to another encoding stays the same request.
 """
 
 from __future__ import annotations
 
 import gzip
+from dataclasses import replace
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -95,44 +98,93 @@ def is_text_name(path: PathLike) -> bool:
     return name.endswith(TEXT_SUFFIXES)
 
 
-def parse_request(data: bytes, path: PathLike = "<bytes>", text: bool | None = None) -> tuple[Any, list[str]]:
-    """The message in ``data`` (text when ``text``, or when None and the name says so), and notes."""
+def _parse(data: bytes, path: PathLike, text: bool | None) -> tuple[Any, str]:
+    """The message in ``data`` and the first field name a text file gave that is not declared."""
     from google.protobuf.message import DecodeError
     from google.protobuf.text_format import ParseError
 
     as_text = is_text_name(path) if text is None else text
     try:
         if as_text:
-            return xla_proto.parse_text(data.decode("utf-8")), []
-        msg = xla_proto.parse_binary(data)
+            return xla_proto.parse_text(data.decode("utf-8"))
+        return xla_proto.parse_binary(data), ""
     except (DecodeError, ParseError) as exc:
         kind = "text" if as_text else "binary"
         raise ProblemFormatError(path, "", f"not a {kind} AutoShardingSolverRequest ({exc})") from None
     except UnicodeDecodeError as exc:
         raise ProblemFormatError(path, "", f"not valid UTF-8 text ({exc.reason})") from None
+
+
+def parse_request(data: bytes, path: PathLike = "<bytes>", text: bool | None = None) -> tuple[Any, list[str]]:
+    """The message in ``data`` (text when ``text``, or when None and the name says so), and notes:
+    what it holds that the problem does not use, and what reading it skipped."""
+    msg, skipped = _parse(data, path, text)
+    notes = []
+    unused = xla_proto.unused_fields(msg)
+    if unused:
+        notes.append(f"fields not used by this problem: {', '.join(unused)} (departure and makespan "
+                     f"terms, soft budgets, edge memory, hints and solver settings have no place in it)")
     unknown = xla_proto.unknown_field_numbers(msg)
-    notes = [f"fields not read (numbers {', '.join(map(str, unknown))}): departure, makespan, "
-             f"overbudget and solver settings have no place in this problem"] if unknown else []
+    if unknown:
+        notes.append(f"fields unknown to this version skipped (numbers {', '.join(map(str, unknown))})")
+    if skipped:
+        notes.append(f"field '{skipped}' (and any other name this version does not declare) skipped")
     return msg, notes
 
 
 def read_request(path: PathLike, cost_scale: float = 1.0, text: bool | None = None) -> Conversion:
     """Read an XLA request file and convert it (see :func:`.request.to_problem`)."""
     msg, notes = parse_request(read_bytes(path), path, text)
-    conv = to_problem(message_to_request(msg), path, cost_scale)
-    if notes:
-        conv = Conversion(conv.problem, conv.node_of, conv.cost_scale, conv.cost_error_bound,
-                          conv.cost_shift, conv.notes + tuple(notes))
-    return conv
+    return to_problem(message_to_request(msg), path, cost_scale).with_notes(*notes)
 
 
 def write_request(problem: Problem, path: PathLike, cost_scale: float = 1.0,
                   text: bool | None = None) -> None:
     """Write ``problem`` as a request (text when ``text``, or when None and the name says so)."""
-    msg = request_to_message(from_problem(problem, cost_scale))
+    save_message(request_to_message(from_problem(problem, cost_scale)), path, text)
+
+
+# ------------------------------------------------------------------------------------------ copying
+def load_message(path: PathLike, text: bool | None = None,
+                 drop_unknown: bool = False) -> tuple[Any, Conversion]:
+    """The request message of a file, whole, for a copy in another encoding (checked: a request
+    that does not convert to a problem is refused as for solving). The conversion's notes are
+    the copy's: what it cannot keep. A text file naming a field this version does not declare is
+    refused (a copy would lose it) unless ``drop_unknown``."""
+    msg, skipped = _parse(read_bytes(path), path, text)
+    notes: tuple[str, ...] = ()
+    if skipped and not drop_unknown:
+        raise ProblemFormatError(path, skipped, "is not a field of AutoShardingSolverRequest as "
+                                 "declared here, so a copy would lose it (--drop-unknown, or "
+                                 "drop_unknown=True, copies without it)")
+    if skipped:
+        notes = (f"field '{skipped}' (and any other name this version does not declare) dropped",)
+    return msg, replace(to_problem(message_to_request(msg), path), notes=notes)
+
+
+def save_message(msg: Any, path: PathLike, text: bool | None = None,
+                 drop_unknown: bool = False) -> tuple[str, ...]:
+    """Write a request message, binary or text, gzip when the name ends in ``.gz``; returns notes.
+
+    Binary keeps every field, unknown ones included. Text cannot hold a field it cannot name: a
+    message with unknown fields is refused (``ValueError``) unless ``drop_unknown``."""
     as_text = is_text_name(path) if text is None else text
+    notes: tuple[str, ...] = ()
+    if as_text and xla_proto.has_unknown_fields(msg):
+        numbers = ", ".join(map(str, xla_proto.unknown_field_numbers(msg))) or "inside nested messages"
+        if not drop_unknown:
+            raise ValueError(f"the request holds fields unknown to this version (numbers {numbers}) "
+                             f"that text format cannot hold; write it as binary, or drop them "
+                             f"(--drop-unknown, or drop_unknown=True)")
+        bare = type(msg)()
+        bare.CopyFrom(msg)
+        bare.DiscardUnknownFields()
+        msg = bare
+        notes = (f"fields unknown to this version dropped (numbers {numbers}): text format cannot "
+                 f"hold them",)
     data = xla_proto.to_text(msg).encode() if as_text else msg.SerializeToString()
     p = Path(path)
     if p.name.endswith(".gz"):
         data = gzip.compress(data, compresslevel=6)
     p.write_bytes(data)
+    return notes

@@ -1,81 +1,39 @@
 """What ``portfolio.solve`` accepts as a problem, and how a file becomes a :class:`Problem`.
 
-A problem is a path (any format a loader below reads), a :class:`Problem`, or a dict in the contest
-layout (``{"problem": {"nodes": ..., "edges": ..., "usage_limit": ...}}``, numpy values allowed).
-Everything unusable raises :class:`~portfolio.errors.ProblemError` with the line the CLI prints.
+A problem is a path (any format registered in :mod:`portfolio.adapters.formats`), a
+:class:`Problem`, or a dict in the contest layout (``{"problem": {"nodes": ..., "edges": ...,
+"usage_limit": ...}}``, numpy values allowed). Everything unusable raises
+:class:`~portfolio.errors.ProblemError` with the line the CLI prints.
 """
 
 from __future__ import annotations
 
 import os
-from importlib import resources
-from pathlib import Path
 from typing import Any, Mapping, Optional, Union
 
-import numpy as np
-
 from .. import io as pio
+from ..adapters.conversion import Conversion
+from ..adapters.json_formats import load_contest
+from ..data import example_path
 from ..errors import ProblemError
-from ..adapters.request import Conversion
 from ..problem import Problem
+
+__all__ = ["ProblemLike", "as_conversion", "as_problem", "example_path", "load", "load_contest", "read"]
 
 ProblemLike = Union[str, "os.PathLike[str]", Problem, Mapping[str, Any]]
 """Anything :func:`as_problem` turns into a :class:`Problem`."""
 
-SMALL_FILE_BYTES = 2**20
-"""Up to this size ``json`` parses faster than numba (the fast scanner) imports, warm or cold."""
-
-CAREFUL_LOAD_MAX_BYTES = 200 * 2**20
-"""Up to this size a load on a cold numba cache parses with ``json`` instead of compiling the fast
-scanner (compiling costs about 6 s of a solve's budget)."""
-
-
-def _scanner_cache_warm() -> bool:
-    """Whether the fast loader's numba cache holds compiled code newer than its source. Unknown
-    counts as warm."""
-    try:
-        import numba
-
-        from .. import jsonscan
-
-        source = os.path.getmtime(jsonscan.__file__)
-        paths = [o._cache._cache_file._index_path for o in vars(jsonscan).values()
-                 if isinstance(o, numba.core.dispatcher.Dispatcher)]
-        return not paths or all(os.path.exists(p) and os.path.getmtime(p) >= source for p in paths)
-    except Exception:  # noqa: BLE001 -- numba internals moved: behave as before
-        return True
-
-
-def load_contest(path: str | os.PathLike[str]) -> Problem:
-    """A contest or extended JSON file (gzip or not), as ``portfolio.io.load_problem`` reads it,
-    choosing the parser by size: ``json`` (no numba import) for small files and, on a cold cache,
-    for files up to CAREFUL_LOAD_MAX_BYTES; the fast scanner otherwise. Same Problem either way."""
-    data = pio.read_bytes(path)
-    fast = len(data) > SMALL_FILE_BYTES and (len(data) > CAREFUL_LOAD_MAX_BYTES
-                                             or _scanner_cache_warm())
-    return pio.parse_problem(data, path, fast=fast)
-
 
 def read(path: str | os.PathLike[str], cost_scale: float = 1.0, fmt: Optional[str] = None) -> Conversion:
-    """Load and validate a problem file of any format (:mod:`portfolio.adapters.formats`: contest
-    and extended JSON, XLA requests binary or text), with the map of its plans back to the file's
-    own node order (the identity for JSON; a request's followers share their leader's node).
-    JSON goes through :func:`load_contest` (the parser chosen by size); ``cost_scale`` multiplies a
-    request's costs before rounding (see docs/api.md, "XLA")."""
-    from ..adapters.formats import XLA_FORMATS, format_of, read_any
+    """Load and validate a problem file of any registered format (by its name, or ``fmt``), with
+    the map of its plans back to the file's own node order (the identity for JSON; a request's
+    followers share their leader's node). ``cost_scale`` multiplies the costs of a format with
+    fractional costs before rounding (see docs/api.md, "XLA")."""
+    from ..adapters.formats import read_any
 
     if not isinstance(path, (str, os.PathLike)):
         raise ProblemError(f"load: expected a path, got {type(path).__name__}")
-    try:
-        kind = format_of(path, fmt)
-        if kind in XLA_FORMATS or cost_scale != 1.0:
-            return read_any(path, kind, cost_scale)
-    except ValueError as exc:
-        if isinstance(exc, ProblemError):
-            raise
-        raise ProblemError(f"{path}: {exc}") from None
-    problem = load_contest(path)
-    return _identity(problem)
+    return read_any(path, fmt, cost_scale)
 
 
 def load(path: str | os.PathLike[str], cost_scale: float = 1.0) -> Problem:
@@ -90,12 +48,9 @@ def as_conversion(problem: ProblemLike, cost_scale: float = 1.0) -> Conversion:
     if isinstance(problem, (str, os.PathLike)):
         return read(problem, cost_scale)
     if cost_scale != 1.0:
-        raise ProblemError("cost_scale: applies to XLA request files only (JSON costs are integers)")
-    return _identity(as_problem(problem))
-
-
-def _identity(problem: Problem) -> Conversion:
-    return Conversion(problem, np.arange(problem.num_nodes, dtype=np.int64))
+        raise ProblemError("cost_scale: applies to files with fractional costs only (a dict or a "
+                           "Problem has integer costs)")
+    return Conversion.identity(as_problem(problem))
 
 
 def as_problem(problem: ProblemLike) -> Problem:
@@ -108,8 +63,3 @@ def as_problem(problem: ProblemLike) -> Problem:
         return pio.parse_document(dict(problem), "<dict>")
     raise ProblemError(f"problem: expected a path, a dict in the contest layout or a Problem, got "
                        f"{type(problem).__name__}")
-
-
-def example_path() -> Path:
-    """The small example instance shipped with the package (8 nodes, 432 plans, optimum 305)."""
-    return Path(str(resources.files("portfolio.data") / "example.json"))

@@ -16,8 +16,6 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
-import numpy as np
-
 from ..errors import ProblemError
 from ..problem import Problem
 from .inputs import ProblemLike, as_conversion
@@ -204,9 +202,7 @@ def solve(problem: ProblemLike, *, time_limit: float = 60.0,
         from ..evaluate import as_solution
 
         # SolutionError, a ProblemError, names the entry
-        identity = len(conversion.node_of) == prob.num_nodes and \
-            bool((conversion.node_of == np.arange(prob.num_nodes)).all())
-        hint = as_solution(prob, warm_start if identity else conversion.restrict(warm_start))
+        hint = as_solution(prob, conversion.restrict(warm_start) if conversion.maps_nodes else warm_start)
     chosen = choose_backends(backends, time_limit)
     told = _Improvements(on_improve, start, conversion.expand) if on_improve is not None else None
     with _ONE_RUN:

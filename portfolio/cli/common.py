@@ -6,13 +6,13 @@ import json
 import os
 import sys
 import time
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 
+from ..data import example_path
 from ..problem import Problem
 from .app import UserError
 
@@ -23,9 +23,8 @@ console = Console(stderr=True, width=None if sys.stderr.isatty() else 140)
 """Rich output on stderr; when stderr is a file or pipe (logs, CI), tables get 140 columns, not 80."""
 
 
-def bundled_example() -> Path:
-    """Path of the small example instance shipped inside the package."""
-    return Path(str(resources.files("portfolio.data") / "example.json"))
+bundled_example = example_path
+"""Path of the small example instance shipped inside the package (``portfolio.data.example_path``)."""
 
 
 def _load(path: str | Path) -> tuple[Problem, float]:

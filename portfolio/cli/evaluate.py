@@ -49,7 +49,7 @@ def evaluate_cmd(problem: str, solution: str, as_json: bool) -> None:
     prob = conversion.problem
     sol = read_solution(solution)
     try:
-        if len(conversion.node_of) != prob.num_nodes:  # a request with followers: its own order
+        if conversion.maps_nodes:  # a request with followers: the plan is in its own node order
             sol = conversion.restrict(sol)
         ev = evaluate(prob, sol)
     except SolutionError as exc:

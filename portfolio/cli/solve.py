@@ -67,13 +67,13 @@ def _on_signals(handler: Any) -> dict:
 
 def _load_for_solve(path: str | Path, cost_scale: float = 1.0) -> tuple[Problem, float, Any]:
     """Load under the deadline, as ``portfolio.solve`` does (``json`` for small files, no numba).
-    An XLA request comes with its conversion (plans map back to the request's node order, its notes
-    go to stderr), JSON with None."""
-    from ..adapters.formats import XLA_FORMATS, format_of
+    A file whose results are given in its own terms (an XLA request) comes with its conversion
+    (plans map back to its node order, costs to its units; its notes go to stderr), this project's
+    own formats with None."""
     from .common import _read
 
     conversion, seconds = _read(path, cost_scale)
-    return conversion.problem, seconds, conversion if format_of(path) in XLA_FORMATS else None
+    return conversion.problem, seconds, conversion if conversion.in_file_terms else None
 
 
 def run_solve(problem_path: str | Path, time_limit: float, backends: str | None = None,

@@ -1,0 +1,81 @@
+"""What reading a file of any format gives: the problem, and how its plans and costs map back.
+
+Every reader registered in :mod:`.formats` returns a :class:`Conversion`, so the API and the CLI
+treat all formats alike: they solve ``problem``, give plans back through ``expand`` and costs
+through ``request_cost``, and print ``notes``; ``in_file_terms`` says whether results are given in
+the file's own terms (its node order and cost units), which the CLI shows as a ``request`` entry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..evaluate import SolutionError
+from ..problem import Problem
+
+
+@dataclass(frozen=True)
+class Conversion:
+    """A problem read from a file, and how its plans and costs map back to the file.
+
+    ``node_of[i]`` is the problem node of the file's node ``i`` (a request's followers share their
+    leader's). Problem costs are file costs times ``cost_scale``, rounded; for every plan
+    ``|problem cost / cost_scale - file cost| <= cost_error_bound``. ``cost_shift`` (scaled, <= 0)
+    is the constant moved out of negative edge tables; it is in ``problem.cost_offset``. ``notes``
+    say what the conversion folded, rounded, shifted or skipped. ``foreign``: the file is another
+    tool's problem (an XLA request), whose results are reported in its own terms.
+    """
+
+    problem: Problem
+    node_of: np.ndarray
+    cost_scale: float = 1.0
+    cost_error_bound: float = 0.0
+    cost_shift: int = 0
+    notes: tuple[str, ...] = ()
+    foreign: bool = False
+
+    @staticmethod
+    def identity(problem: Problem) -> Conversion:
+        """A problem read as it is (this project's own formats): plans and costs map to themselves."""
+        return Conversion(problem, np.arange(problem.num_nodes, dtype=np.int64))
+
+    def with_notes(self, *notes: str) -> Conversion:
+        """The same conversion with ``notes`` added."""
+        return replace(self, notes=self.notes + tuple(notes)) if notes else self
+
+    @property
+    def in_file_terms(self) -> bool:
+        """Whether results must be given in the file's own terms (the plan expanded, the cost in its
+        units): another tool's file, a node map or a cost scale."""
+        return self.foreign or self.cost_scale != 1.0 or self.maps_nodes
+
+    @property
+    def maps_nodes(self) -> bool:
+        """Whether the file's nodes differ from the problem's (a plan needs ``expand``/``restrict``)."""
+        n = self.problem.num_nodes
+        return len(self.node_of) != n or not bool((self.node_of == np.arange(n)).all())
+
+    def expand(self, plan: np.ndarray) -> np.ndarray:
+        """A plan of the problem as a plan of the file, in the file's node order."""
+        return np.asarray(plan, dtype=np.int64)[self.node_of]
+
+    def restrict(self, plan: object) -> np.ndarray:
+        """A plan of the file as a plan of the problem (followers must agree with their leader)."""
+        arr = np.asarray(plan, dtype=np.int64).reshape(-1)
+        if len(arr) != len(self.node_of):
+            raise SolutionError(f"solution has {len(arr)} entries but the request has "
+                                f"{len(self.node_of)} nodes")
+        out = np.full(self.problem.num_nodes, -1, dtype=np.int64)
+        out[self.node_of] = arr
+        bad = np.flatnonzero(out[self.node_of] != arr)
+        if len(bad):
+            i = int(bad[0])
+            raise SolutionError(f"solution[{i}] = {arr[i]} differs from the strategy of the node it "
+                                f"follows ({out[self.node_of[i]]})")
+        return out
+
+    def request_cost(self, cost: int) -> float:
+        """A problem cost in the file's units."""
+        return cost / self.cost_scale
