@@ -35,8 +35,8 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from portfolio.backend import (Backend, Capabilities, Reporter, SolveResult, Status, report_bound,
-                               time_left)
+from portfolio.backend import (Backend, BackendMeta, Capabilities, Reporter, SolveResult, Status,
+                               report_bound, time_left)
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
 from portfolio.problem import Problem
@@ -301,6 +301,8 @@ class Toulbar2Backend(Backend):
                    "with Lagrangian-priced memory, plans repaired and polished; exact on small instances")
     capabilities = Capabilities(exact=True, anytime=True, warm_start=True, reduced=True,
                                 randomized=True)
+    meta = BackendMeta(engines=("pytoulbar2", "numba", "numpy"), requires=("pytoulbar2",),
+                       requirement=REQUIREMENT)
     # In the default portfolio since issue 21's measurement (docs/benchmarks/toulbar2.md, "Default
     # portfolio": N's worst run at 60 s 0.877 -> 0.965 with it).
     vectors = VECTORS

@@ -14,13 +14,13 @@ import time
 
 import numpy as np
 
-from portfolio.backend import Backend, Capabilities, SolveResult, Status
+from portfolio.backend import Backend, BackendMeta, Capabilities, SolveResult, Status
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
 
 
 class _Test(Backend):
-    test_only = True
+    meta = BackendMeta(test_only=True)
     description = "test backend"
 
 

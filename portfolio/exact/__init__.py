@@ -14,8 +14,9 @@ library's core); the presolve routines and the search kernels (numba) are import
 functions that use them, in the worker. The names below are the ones plugins use.
 """
 
+from ..backend import requirement_available  # toulbar2's available(), until it declares meta
 from .contract import ExactEngine, ExactOutcome, ModelSize, OutcomeStatus
-from .driver import BestPlan, ExactBackend, requirement_available, solve_with_engine
+from .driver import BestPlan, ExactBackend, solve_with_engine
 from .model import ExactModel, Factor, MemoryPart, build_exact_model
 
 __all__ = ["BestPlan", "ExactBackend", "ExactEngine", "ExactModel", "ExactOutcome", "Factor", "MemoryPart",
