@@ -91,7 +91,6 @@ class BestPlan:
         self.plan: Optional[np.ndarray] = None
         self.cost: Optional[int] = None
         self.clean = False            # feasible and without forbidden choices
-        self.found_at: Optional[float] = None
 
     def offer(self, plan: Optional[np.ndarray], note: str, own: bool) -> bool:
         if plan is None:
@@ -105,7 +104,6 @@ class BestPlan:
             return False
         self.plan, self.cost, self.clean = plan.copy(), ev.cost, not ev.has_forbidden
         if own:
-            self.found_at = time.monotonic()
             self.report(self.plan, note)
         return True
 

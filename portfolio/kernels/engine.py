@@ -61,11 +61,6 @@ class Prepared:
         r = contract(self.red, plan)
         return None if r is None else _plan(r)
 
-    def raw_cost(self, plan: np.ndarray) -> tuple[int, int]:
-        """(penalised cost, forbidden choices) of an original plan."""
-        c, f = inc.plan_cost(self.model, _plan(plan))
-        return int(c), int(f)
-
 
 def prepare(problem: Problem, reduce: bool = True) -> Prepared:
     t0 = time.perf_counter()
