@@ -12,7 +12,8 @@ from typing import Optional
 
 import numpy as np
 
-from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status, time_left
+from portfolio.backend import (Backend, BackendMeta, Capabilities, Reporter, SolveResult, Status,
+                               time_left)
 from portfolio.evaluate import delta_cost, evaluate, usage_profile
 from portfolio.problem import FORBIDDEN, Problem
 
@@ -52,6 +53,7 @@ class ExampleBackend(Backend):
     name = "example"
     description = "Example plugin: min-usage start, random kicks, improving single-node moves"
     capabilities = Capabilities(anytime=True, warm_start=True, reduced=True)
+    meta = BackendMeta(engines=("numpy",))  # what it computes with: its version goes into results
 
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
