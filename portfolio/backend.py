@@ -204,7 +204,7 @@ def declared(backend: object) -> tuple[BackendMeta, list[str]]:
     for f in fields(BackendMeta):
         try:
             outside = hasattr(backend, f.name)
-        except Exception:  # noqa: BLE001 -- a hostile property: not a declaration either
+        except Exception:  # noqa: BLE001 -- a property that raises: something is set there
             outside = True
         if outside:
             problems.append(f"sets {f.name!r} outside meta, ignored: declare "
@@ -306,7 +306,8 @@ class BackendLike(Protocol):
 
 
 class Backend:
-    """Convenience base class. Override ``solve``; set ``name``, ``description``, ``capabilities``.
+    """Convenience base class. Override ``solve``; set ``name``, ``description``, ``capabilities``
+    and, when it declares anything, ``meta`` (a :class:`BackendMeta`).
 
     ``deadline`` is an absolute ``time.time()`` value: return (or at least report your best plan)
     before it. ``seed`` makes randomised backends reproducible.
@@ -316,7 +317,7 @@ class Backend:
     inside the worker, right before ``solve``: no wall-clock value crosses a process boundary. Read
     it once, through :func:`time_left`, and keep your own durations and inner deadlines on
     ``time.monotonic()`` (``stop = time.monotonic() + time_left(deadline)``), which a wall-clock step
-    cannot move.
+    cannot move: never ``time.time()`` nor arithmetic on ``deadline`` (the clock rule).
     """
 
     name: str = ""
