@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
-from portfolio.backend import (Backend, Capabilities, Reporter, SolveResult, Status, report_bound,
-                              no_nodes_result)
+from portfolio.backend import (Backend, BackendMeta, Capabilities, Reporter, SolveResult, Status,
+                               no_nodes_result, time_left)
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
 from portfolio.problem import Problem
@@ -50,6 +50,7 @@ class BoundBackend(Backend):
     name = "bound"
     description = "Certified Lagrangian lower bound (memory prices, TRW-S star bound, subgradient)"
     capabilities = Capabilities(exact=True, warm_start=True, reduced=True)
+    meta = BackendMeta(engines=("numba", "numpy", "pytoulbar2"))
 
     def __init__(self, max_steps: Optional[int] = None,
                  params: Optional[BoundParams] = None, toulbar2: bool = True,
@@ -64,9 +65,9 @@ class BoundBackend(Backend):
 
         return self.toulbar2 and importlib.util.find_spec("pytoulbar2") is not None
 
-    def _tb2_phase(self, problem: Problem, prep, lb, seed: int, deadline: float,
+    def _tb2_phase(self, problem: Problem, prep, lb, seed: int, stop: float,
                    report: Reporter) -> str:
-        """The priced toulbar2 bound at ``lb``'s best prices until the deadline but a margin;
+        """The priced toulbar2 bound at ``lb``'s best prices until ``stop`` (monotonic) but a margin;
         reported (and kept in ``lb.best``) when it beats the star bound. Returns a note."""
         from portfolio.kernels import bound as kbound
 
@@ -74,7 +75,7 @@ class BoundBackend(Backend):
 
         star, lam, msg = lb.settle(SETTLE_ITERS)
         shifts = lb.message_shifts(msg)
-        seconds = deadline - time.time() - TB2_MARGIN_S
+        seconds = stop - time.monotonic() - TB2_MARGIN_S
         offset = kbound.kernel_offset(prep)
         out = priced_solve(problem, prep.rm, lam, seconds, offset, seed, shifts=shifts)
         if out.bound is None:
@@ -84,7 +85,7 @@ class BoundBackend(Backend):
             seen += f", its plan priced at {priced_value(prep.rm, lam, out.plan) + offset:.0f}"
         if lb.best is None or out.bound > lb.best:
             lb.best = out.bound
-            report_bound(report, out.bound, "toulbar2 on the priced problem")
+            report.bound(out.bound, "toulbar2 on the priced problem")
             return f"toulbar2 raised the bound to {out.bound} ({seen})"
         return f"toulbar2 {out.bound}, not above ({seen})"
 
@@ -103,7 +104,8 @@ class BoundBackend(Backend):
         from portfolio.kernels.bound import LagrangeBound
         from portfolio.kernels.engine import greedy_plan, prepare
 
-        t0, begin = time.perf_counter(), time.time()
+        t0, begin = time.perf_counter(), time.monotonic()
+        stop = begin + time_left(deadline)
         if (empty := no_nodes_result(problem.num_nodes)) is not None:
             return empty
         try:
@@ -128,7 +130,7 @@ class BoundBackend(Backend):
             known[0] = cost_of(prep.expand(sol)) if ok else None
 
         def target() -> Optional[int]:
-            now = time.time()
+            now = time.monotonic()
             if now - known[1] >= REFRESH_S:
                 known[1] = now
                 c = cost_of(report.best())
@@ -139,18 +141,18 @@ class BoundBackend(Backend):
         step_s, closed = 0.0, False
         tb2, tb2_note = self._tb2_ready(), ""
         while True:
-            if tb2 and time.time() >= begin + self.tb2_share * (deadline - begin):
+            if tb2 and time.monotonic() >= begin + self.tb2_share * (stop - begin):
                 tb2 = False   # once
-                if deadline - time.time() >= self.tb2_min_s:
-                    tb2_note = "; " + self._tb2_phase(problem, prep, lb, seed, deadline, report)
+                if stop - time.monotonic() >= self.tb2_min_s:
+                    tb2_note = "; " + self._tb2_phase(problem, prep, lb, seed, stop, report)
             if self.max_steps is not None and lb.steps >= self.max_steps:
                 break
-            if self.max_steps is None and time.time() + max(2 * step_s, 0.05) > deadline:
+            if self.max_steps is None and time.monotonic() + max(2 * step_s, 0.05) > stop:
                 break
-            t = time.time()
+            t = time.monotonic()
             lb.step(target())
-            report_bound(report, lb.best)   # each step; the runner keeps the improvements
-            step_s = time.time() - t
+            report.bound(lb.best)   # each step; the runner keeps the improvements
+            step_s = time.monotonic() - t
             if known[0] is not None and lb.best is not None and lb.best >= known[0]:
                 closed = True
                 break

@@ -36,6 +36,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from portfolio.backend import BackendMeta
 from portfolio.evaluate import evaluate, range_sum
 from portfolio.exact import ExactBackend, ExactModel, ExactOutcome, ModelSize, build_exact_model
 from portfolio.hookspecs import backends_hook
@@ -499,8 +500,8 @@ class CpSatBackend(ExactBackend):
     name = "cpsat"
     description = "OR-tools CP-SAT: exact on presolved instances, exact LNS windows on the rest"
     capabilities = replace(ExactBackend.capabilities, threads=True)   # CP-SAT's parallel workers
-    requires = ("ortools", "ortools.sat.python", "ortools.sat.python.cp_model")
-    package, requirement = "ortools", "ortools>=9.10"
+    meta = BackendMeta(engines=("ortools", "numba", "numpy"), requirement="ortools>=9.10",
+                       requires=("ortools", "ortools.sat.python", "ortools.sat.python.cp_model"))
     engine_type = CpSatEngine
 
 

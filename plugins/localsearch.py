@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
-from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status
+from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status, time_left
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
 from portfolio.kernels.backend import KernelBackend
@@ -50,6 +50,7 @@ class LocalSearchBackend(KernelBackend):
                        t0: float) -> SolveResult:
         from portfolio.kernels import engine
 
+        stop = time.monotonic() + time_left(deadline)
         search = engine.Searcher(prep, seed, self.params)
         notes = []
         warm_cost = None
@@ -83,7 +84,7 @@ class LocalSearchBackend(KernelBackend):
 
         if search.best is not None and not notes:   # a warm start is known already
             on_improve(search.best)
-        search.run(deadline, self.max_rounds, on_improve, fetch)
+        search.run(stop, self.max_rounds, on_improve, fetch)
         flush(True)
         timings = {**prep.timings, "best_s": last[2], "total_s": time.perf_counter() - t0}
         note = ", ".join(notes + [f"{k}={v}" for k, v in search.stats.items()

@@ -25,6 +25,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from portfolio.backend import BackendMeta
 from portfolio.evaluate import evaluate
 from portfolio.exact import ExactBackend, ExactOutcome, ModelSize
 from portfolio.hookspecs import backends_hook
@@ -268,8 +269,8 @@ class MaxSatEngine:
 class MaxSatBackend(ExactBackend):
     name = "maxsat"
     description = "python-sat RC2 (core-guided MaxSAT): exact on presolved instances, LNS windows above"
-    requires = ("pysat", "pysat.examples", "pysat.examples.rc2")
-    package, requirement = "python-sat", "python-sat>=1.8.dev13"
+    meta = BackendMeta(engines=("python-sat", "numba", "numpy"), requirement="python-sat>=1.8.dev13",
+                       requires=("pysat", "pysat.examples", "pysat.examples.rc2"))
     engine_type = MaxSatEngine
 
 

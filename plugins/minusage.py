@@ -14,7 +14,8 @@ from typing import Optional
 
 import numpy as np
 
-from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status, time_left
+from portfolio.backend import (Backend, BackendMeta, Capabilities, Reporter, SolveResult, Status,
+                               time_left)
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
 from portfolio.problem import Problem
@@ -25,6 +26,7 @@ class MinUsageBackend(Backend):
     name = "minusage"
     description = "Least-memory strategies avoiding forbidden entries: instant, no compilation"
     capabilities = Capabilities()  # the safety net (quick, not anytime): the original problem
+    meta = BackendMeta(engines=("numpy",))
 
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:

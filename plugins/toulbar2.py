@@ -11,13 +11,13 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from portfolio.backend import Backend, Capabilities, Reporter, SolveResult
+from portfolio.backend import Backend, BackendMeta, Capabilities, Reporter, SolveResult
 from portfolio.hookspecs import hookimpl
 from portfolio.problem import Problem
 from portfolio.toulbar2 import DEFAULT_RULE, VECTORS, PenaltySearch, penalised_child
 
 REQUIREMENT = "pytoulbar2>=1.4"
-"""The pip requirement that brings toulbar2 (also in pyproject.toml and the registry's hints)."""
+"""The pip requirement that brings toulbar2 (also in pyproject.toml)."""
 
 
 class Toulbar2Backend(Backend):
@@ -26,16 +26,13 @@ class Toulbar2Backend(Backend):
                    "with Lagrangian-priced memory, plans repaired and polished; exact on small instances")
     capabilities = Capabilities(exact=True, anytime=True, warm_start=True, reduced=True,
                                 randomized=True)
+    meta = BackendMeta(engines=("pytoulbar2", "numba", "numpy"), requires=("pytoulbar2",),
+                       requirement=REQUIREMENT)
     # In the default portfolio since issue 21's measurement (docs/benchmarks/toulbar2.md, "Default
     # portfolio": N's worst run at 60 s 0.877 -> 0.965 with it).
     vectors = VECTORS
     rule = DEFAULT_RULE
     child: Callable = staticmethod(penalised_child)
-
-    def available(self) -> tuple[bool, str]:
-        from portfolio.exact import requirement_available
-
-        return requirement_available(("pytoulbar2",), "pytoulbar2", REQUIREMENT)
 
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:

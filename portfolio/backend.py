@@ -1,19 +1,25 @@
-"""The contract between the portfolio and a solver backend.
+"""The contract between the portfolio and a solver backend, in one place.
 
 A backend is any object with a ``name``, a one-line ``description``, ``capabilities``, an
-``available()`` check and a ``solve(problem, deadline, seed, warm_start, report)`` method. Subclassing
-:class:`Backend` is the easy way to get one. Backends know nothing of processes, terminals or the CLI:
-they receive a problem and a deadline, stream improving plans through ``report`` and return a
+``available()`` check and a ``solve(problem, deadline, seed, warm_start, report)`` method; what else
+it declares about itself (in the default set or not, the engines it runs on, the modules it needs)
+is one typed :class:`BackendMeta`, read through :func:`declared` only. Subclassing :class:`Backend`
+is the easy way to get one. Backends know nothing of processes, terminals or the CLI: they receive a
+problem and a deadline, stream improving plans through ``report`` (a :class:`Reporter`) and return a
 :class:`SolveResult`. The runner re-verifies everything they say.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import time
-from dataclasses import dataclass, field
+import types
+import typing
+from dataclasses import dataclass, field, fields, replace
 from enum import Enum
-from typing import Callable, Optional, Protocol, runtime_checkable
+from typing import Iterable, Optional, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -82,10 +88,10 @@ DEMANDS = (NORMAL, LOW)
 
 
 class Reporter(Protocol):
-    """What a backend gets as ``report``: call it with each improving plan.
-
-    ``bound`` and ``demand`` are newer: call them through :func:`report_bound` and
-    :func:`declare_demand`, which accept a reporter without them (a test's own, say)."""
+    """What a backend gets as ``report``: call it with each improving plan; ``best``, ``bound`` and
+    ``demand`` are part of it too. The runner's reporter and :class:`NullReporter` (for calling
+    ``solve`` directly, in tests) have all four; a reporter of one's own subclasses
+    ``NullReporter``."""
 
     def __call__(self, solution: np.ndarray, note: str = "") -> None: ...
 
@@ -107,20 +113,6 @@ class Reporter(Protocol):
         else wants. (A worker cannot raise its priority again without privileges: the runner
         treats ``"low"`` as final for the run.)"""
         ...
-
-
-def report_bound(report: Reporter, value: int, note: str = "") -> None:
-    """``report.bound(value, note)`` when the reporter has it (a no-op otherwise)."""
-    send = getattr(report, "bound", None)
-    if send is not None:
-        send(value, note)
-
-
-def declare_demand(report: Reporter, level: str, why: str = "") -> None:
-    """``report.demand(level, why)`` when the reporter has it (a no-op otherwise)."""
-    send = getattr(report, "demand", None)
-    if send is not None:
-        send(level, why)
 
 
 class NullReporter:
@@ -146,8 +138,173 @@ class NullReporter:
         self.demands.append((level, why))
 
 
+DISTRIBUTION = "iopddl-portfolio"
+"""This package's distribution: its backends are the built-ins, its dependencies the bundled engines."""
+
+
+@dataclass(frozen=True)
+class BackendMeta:
+    """What a backend declares about itself besides its capabilities, as the class attribute
+    ``meta``. Read only through :func:`declared`, which gives a backend without ``meta`` (a
+    duck-typed one) every default and checks each field against its type: a new field is one
+    line here, with its default."""
+
+    default: bool = True
+    """In the set a plain run (no ``--backends``) runs; ``False``: runs only when named."""
+    test_only: bool = False
+    """A test's backend: never in the default set, not offered in "available:" lists."""
+    engines: tuple[str, ...] = ()
+    """The distributions it computes with (``"ortools"``, ``"numba"``): their installed versions
+    are recorded with results and runs (read from the package metadata: nothing is imported)."""
+    requires: tuple[str, ...] = ()
+    """Modules :meth:`Backend.available` looks for (``find_spec``, no import), each package level
+    (``"pysat", "pysat.examples"``: one may be blocked alone)."""
+    requirement: str = ""
+    """The pip requirement that installs them (``"ortools>=9.10"``): the hint when one is missing."""
+
+    @property
+    def in_default(self) -> bool:
+        """Whether a plain run runs the backend."""
+        return self.default and not self.test_only
+
+    @property
+    def install_hint(self) -> str:
+        """The pip command that brings the engine back (``pip install 'ortools>=9.10'``), or ''."""
+        return f"pip install '{self.requirement}'" if self.requirement else ""
+
+
+_FIELD_TYPES = typing.get_type_hints(BackendMeta)
+
+
+def _conforms(value: object, kind: object) -> bool:
+    """``value`` is of the annotated type ``kind`` (bool, int, str, Optional, tuple[X, ...])."""
+    origin, args = typing.get_origin(kind), typing.get_args(kind)
+    if origin is tuple:
+        return isinstance(value, tuple) and all(_conforms(v, args[0]) for v in value)
+    if origin in (typing.Union, types.UnionType):
+        return any(_conforms(value, a) for a in args)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind if isinstance(kind, type) else object)
+
+
+def declared(backend: object) -> tuple[BackendMeta, list[str]]:
+    """``backend``'s declarations and one line per problem with them: (meta, problems).
+
+    No ``meta``: every default, except the fields a backend written against the older contract
+    sets as plain attributes (``default = False`` on the class), which are honoured with a line
+    asking for ``meta`` (a plugin that kept itself out of the default set must not be pulled into
+    it). A field of the wrong type (``engines="ortools"``), a ``meta`` that is not a
+    :class:`BackendMeta`, or a plain attribute beside a ``meta`` is ignored and named in
+    ``problems``, which the registry shows as warnings."""
+    problems: list[str] = []
+    outside: dict[str, object] = {}
+    for f in fields(BackendMeta):
+        try:
+            if hasattr(backend, f.name):
+                outside[f.name] = getattr(backend, f.name)
+        except Exception:  # noqa: BLE001 -- a property that raises: something is set there
+            outside[f.name] = None
+    try:
+        meta = getattr(backend, "meta", None)
+    except Exception as exc:  # noqa: BLE001
+        return BackendMeta(), problems + [f"meta could not be read ({type(exc).__name__}: {exc}); "
+                                          f"defaults used"]
+    if meta is None or meta == BackendMeta():   # nothing declared (Backend's own default)
+        meta, honoured = BackendMeta(), {}
+        for name, value in outside.items():
+            if _conforms(value, _FIELD_TYPES[name]):
+                honoured[name] = value
+                problems.append(f"sets {name!r} outside meta (the older contract), honoured: "
+                                f"declare meta = BackendMeta({name}=...)")
+            else:
+                problems.append(f"sets {name!r} outside meta to {repr(value)[:60]}, not "
+                                f"{_type_name(_FIELD_TYPES[name])}; ignored")
+        return replace(meta, **honoured), problems
+    problems += [f"sets {name!r} outside meta, ignored: meta is declared, so declare "
+                 f"meta = BackendMeta({name}=...)" for name in outside]
+    if not isinstance(meta, BackendMeta):
+        return BackendMeta(), problems + [f"meta is a {type(meta).__name__}, not a BackendMeta; "
+                                          f"defaults used"]
+    wrong = {}
+    for f in fields(BackendMeta):
+        value, kind = getattr(meta, f.name), _FIELD_TYPES[f.name]
+        if not _conforms(value, kind):
+            wrong[f.name] = f.default
+            problems.append(f"meta.{f.name} = {repr(value)[:60]} is not {_type_name(kind)}; "
+                            f"the default {f.default!r} is used")
+    return (replace(meta, **wrong) if wrong else meta), problems
+
+
+def _type_name(kind: object) -> str:
+    return str(getattr(kind, "__name__", None) if isinstance(kind, type) else kind)
+
+
+@functools.lru_cache(maxsize=None)
+def distribution_version(name: str) -> Optional[str]:
+    """The installed version of the distribution ``name``, from its metadata (nothing is
+    imported), or None when it is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(name)
+    except (PackageNotFoundError, ValueError):
+        return None
+
+
+def engine_versions(backends: Iterable[object]) -> dict[str, str]:
+    """The installed version of every engine the ``backends`` declare (``meta.engines``), by name:
+    what a result or a run records, so that a leaderboard says which solver versions made it."""
+    names = sorted({e for b in backends for e in declared(b)[0].engines})
+    return {n: v for n in names if (v := distribution_version(n)) is not None}
+
+
+def _requirement_name(requirement: str) -> str:
+    """The distribution a pip requirement names (``"python-sat"`` for ``"python-sat>=1.8"``)."""
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    return match.group(1) if match else ""
+
+
+def _bundled(distribution: str) -> bool:
+    """Whether this package's own install brings ``distribution`` (not an extra)."""
+    from importlib.metadata import PackageNotFoundError, requires
+
+    def norm(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower()
+
+    try:
+        wanted = requires(DISTRIBUTION) or []
+    except PackageNotFoundError:
+        return False
+    return any(norm(_requirement_name(r)) == norm(distribution) and "extra ==" not in r
+               for r in wanted)
+
+
+def requirement_available(requires: tuple[str, ...], package: str,
+                          requirement: str) -> tuple[bool, str]:
+    """``available()`` of a backend whose solver comes from pip: every module in ``requires`` found
+    with ``find_spec`` (no import: this runs in the runner's process), else why and the pip command
+    (``package``: the distribution to name)."""
+    import importlib.util
+
+    try:
+        found = all(importlib.util.find_spec(name) is not None for name in requires)
+        why = "ModuleNotFoundError"
+    except Exception as exc:  # noqa: BLE001 -- any import failure means "not here"
+        found, why = False, type(exc).__name__
+    if found:
+        return True, ""
+    text = f"{package} is not installed ({why})"
+    if _bundled(package):
+        text += f"; it comes with {DISTRIBUTION}"
+    return False, text + (f"; install it with: pip install '{requirement}'" if requirement else "")
+
+
 @runtime_checkable
 class BackendLike(Protocol):
+    """What every backend has. Its declarations (``meta``, a :class:`BackendMeta`) are optional:
+    read them with :func:`declared`, never with ``getattr``."""
+
     name: str
     description: str
     capabilities: Capabilities
@@ -159,7 +316,8 @@ class BackendLike(Protocol):
 
 
 class Backend:
-    """Convenience base class. Override ``solve``; set ``name``, ``description``, ``capabilities``.
+    """Convenience base class. Override ``solve``; set ``name``, ``description``, ``capabilities``
+    and, when it declares anything, ``meta`` (a :class:`BackendMeta`).
 
     ``deadline`` is an absolute ``time.time()`` value: return (or at least report your best plan)
     before it. ``seed`` makes randomised backends reproducible.
@@ -169,16 +327,22 @@ class Backend:
     inside the worker, right before ``solve``: no wall-clock value crosses a process boundary. Read
     it once, through :func:`time_left`, and keep your own durations and inner deadlines on
     ``time.monotonic()`` (``stop = time.monotonic() + time_left(deadline)``), which a wall-clock step
-    cannot move.
+    cannot move: never ``time.time()`` nor arithmetic on ``deadline`` (the clock rule).
     """
 
     name: str = ""
     description: str = ""
     capabilities: Capabilities = Capabilities()
+    meta: BackendMeta = BackendMeta()
 
     def available(self) -> tuple[bool, str]:
-        """(True, "") when usable here; otherwise (False, why), e.g. a missing optional dependency."""
-        return True, ""
+        """(True, "") when usable here; otherwise (False, why), e.g. a missing optional dependency.
+        This one: every module in ``meta.requires`` is found (without importing it)."""
+        meta = declared(self)[0]
+        if not meta.requires:
+            return True, ""
+        package = _requirement_name(meta.requirement) or meta.requires[0]
+        return requirement_available(meta.requires, package, meta.requirement)
 
     def prepare(self) -> None:
         """Optional one-time set-up, run in the backend's worker process before ``solve``.
@@ -218,5 +382,3 @@ def time_left(deadline: float) -> float:
     the wall clock; turn the result into a ``time.monotonic()`` deadline of its own."""
     return deadline - time.time()
 
-
-BackendFactory = Callable[[], BackendLike]

@@ -3,7 +3,8 @@
 A plugin is a module (or object) with a function decorated by :data:`hookimpl` named
 ``portfolio_backends`` that returns the backends it provides (:func:`backends_hook` writes the
 common one: an instance of each backend class). Installed packages announce such a module
-under the entry-point group ``portfolio.backends``; see ``docs/plugins.md``.
+under the entry-point group ``portfolio.backends``; the registry calls the hook through its plugin
+manager, one plugin at a time; see ``docs/plugins.md``.
 """
 
 from __future__ import annotations

@@ -1,12 +1,19 @@
 """Finding backends: the plugin manager, entry-point loading and lookup by name.
 
+Every plugin is registered with a pluggy plugin manager, and its backends are asked for through
+that manager's ``portfolio_backends`` hook (:mod:`portfolio.hookspecs`), one plugin at a time: a
+subset hook caller that leaves every other plugin out, so a failure is that plugin's alone and
+names it. What each backend declares (:class:`portfolio.backend.BackendMeta`) is read once, here,
+through :func:`portfolio.backend.declared`, and kept with it (:attr:`BackendInfo.meta`).
+
 Plugin code is third-party code, so nothing a plugin does here may take the tool down or make the
 choice of backend depend on chance:
 
-- a plugin that fails to import, a ``portfolio_backends()`` that raises, hangs or returns junk, and
-  every item of its list that is not a backend are skipped with a one-line warning naming the
-  distribution;
-- name clashes are settled the same way every time: a built-in backend (this distribution's) keeps
+- a plugin that fails to import or to register, a ``portfolio_backends()`` that raises, hangs or
+  returns junk, and every item of its list that is not a backend are skipped with a one-line
+  warning naming the distribution; a declaration of the wrong type is ignored (its default
+  stands) with a one-line warning too;
+- name clashes are settled the same way every time: a built-in backend (``DISTRIBUTION``'s) keeps
   its name, otherwise the first distribution in alphabetical order does; every other claimant is
   known by its qualified name ``DIST:NAME`` (its ``name`` attribute is set to that, so results and
   tables say which one ran), and each backend can also be picked by its qualified name;
@@ -20,33 +27,23 @@ import importlib
 import os
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional, Sequence
 
 import pluggy
 
 from . import hookspecs
-from .backend import BackendLike, Capabilities
+from .backend import (DISTRIBUTION, BackendLike, BackendMeta, Capabilities, declared,
+                      distribution_version)
 
 EXTRA_PLUGINS_ENV = "PORTFOLIO_PLUGINS"
 """Comma-separated module names to register as plugins without installing them (handy for tests)."""
-
-BUILTIN_DISTRIBUTION = "iopddl-portfolio"
-"""Backends of this distribution keep their names in a clash."""
 
 AVAILABLE_TIMEOUT = 3.0
 """Seconds ``available()`` checks may take together (importing ortools takes about 1 s)."""
 
 HOOK_TIMEOUT = 5.0
 """Seconds one plugin's ``portfolio_backends()`` may take."""
-
-INSTALL_HINTS = {
-    "cpsat": "pip install 'ortools>=9.10'",
-    "maxsat": "pip install 'python-sat>=1.8.dev13'",
-    "toulbar2": "pip install 'pytoulbar2>=1.4'",
-}
-"""What brings back the engine of a built-in backend: each is a dependency of the plain install,
-so it is missing only from a broken or partial environment (or a platform without its wheel)."""
 
 _BAD_NAME_CHARS = frozenset(",: \t\n")
 
@@ -61,6 +58,7 @@ class BackendInfo:
     qualified: str = ""       # DIST:NAME, always unique
     builtin: bool = False
     clash: str = ""           # one line when another distribution claims the same name
+    meta: BackendMeta = BackendMeta()   # its declarations, checked (portfolio.backend.declared)
 
 
 class RegistryError(LookupError):
@@ -81,6 +79,7 @@ class _Source:
 class _Candidate:
     backend: BackendLike
     source: _Source
+    meta: BackendMeta
     order: int = 0
 
 
@@ -210,24 +209,6 @@ def poll_available(backend: BackendLike, timeout: float | None = None) -> Option
     return check_available([backend], timeout)[0]
 
 
-def guarded_available(backend: BackendLike, timeout: float | None = None) -> tuple[bool, str]:
-    """One backend's ``available()`` under the time limit (cached)."""
-    return check_available([backend], timeout)[0]
-
-
-def in_default(backend: BackendLike) -> bool:
-    """Whether a plain run (no ``--backends``) runs ``backend``: not ``test_only``, and not
-    ``default = False`` (a backend waiting for the measurement that admits it)."""
-    return (not getattr(backend, "test_only", False)
-            and getattr(backend, "default", True) is not False)
-
-
-def install_hint(name: str) -> str:
-    """How to get back the engine of a built-in backend, or ''."""
-    base = name.rsplit(":", 1)[-1]
-    return INSTALL_HINTS.get(base, "")
-
-
 def _junk_reason(backend: object) -> str:
     """Why ``backend`` is not a backend, or '' when it looks like one."""
     if backend is None:
@@ -255,7 +236,6 @@ class Registry:
         self.manager = pluggy.PluginManager(hookspecs.PROJECT)
         self.manager.add_hookspecs(hookspecs)
         self.warnings: list[str] = []
-        self.load_errors = self.warnings  # older name, same list
         self.check_timeout = AVAILABLE_TIMEOUT
         """Seconds ``available()`` checks may take (the CLI shortens it for short runs)."""
         self._sources: list[_Source] = []
@@ -278,6 +258,11 @@ class Registry:
              plugin_name: Optional[str]) -> None:
         if self.manager.is_registered(plugin):
             return
+        try:
+            hash(plugin)   # the plugin manager keeps plugins in sets
+        except TypeError as exc:
+            self.warnings.append(f"plugin {package} not loaded: {type(exc).__name__}: {exc}")
+            return
         name = plugin_name
         if name is not None and self.manager.get_plugin(name) is not None:
             name = f"{name}#{len(self._sources)}"
@@ -296,7 +281,7 @@ class Registry:
             dist = getattr(ep, "dist", None)
             package = dist.metadata["Name"] if dist is not None else ep.value.split(":")[0]
             version = dist.version if dist is not None else ""
-            found.append((package != BUILTIN_DISTRIBUTION, package, ep.name, ep, version))
+            found.append((package != DISTRIBUTION, package, ep.name, ep, version))
         for not_builtin, package, ep_name, ep, version in sorted(found, key=lambda t: t[:3]):
             try:
                 plugin = ep.load()
@@ -308,30 +293,38 @@ class Registry:
                       plugin_name=f"{package}:{ep_name}")
 
     def _backends_of(self, source: _Source) -> list[object]:
-        impl = getattr(source.plugin, "portfolio_backends", None)
-        if impl is None:
+        """``source``'s answer to the ``portfolio_backends`` hook, called through the plugin manager
+        with every other plugin left out (a subset hook caller), under :data:`HOOK_TIMEOUT`."""
+        hook = self.manager.hook.portfolio_backends
+        if not any(impl.plugin is source.plugin for impl in hook.get_hookimpls()):
+            if callable(getattr(source.plugin, "portfolio_backends", None)):
+                self.warnings.append(f"{source.package}: portfolio_backends() is not marked "
+                                     f"@hookimpl (portfolio.hookspecs); skipped")
             return []
-        outcome, value = call_with_timeout(impl, HOOK_TIMEOUT)
+        others = [s.plugin for s in self._sources if s is not source]
+        call = self.manager.subset_hook_caller("portfolio_backends", remove_plugins=others)
+        outcome, results = call_with_timeout(call, HOOK_TIMEOUT)
         if outcome == "timeout":
             self.warnings.append(f"{source.package}: portfolio_backends() did not return within "
                                  f"{HOOK_TIMEOUT:g} s; skipped")
             return []
         if outcome == "raised":
             self.warnings.append(f"{source.package}: portfolio_backends() raised "
-                                 f"{type(value).__name__}: {value}; skipped")
+                                 f"{type(results).__name__}: {results}; skipped")
             return []
-        if value is None:
-            return []
-        if isinstance(value, (str, bytes, dict)) or not isinstance(value, Iterable):
-            self.warnings.append(f"{source.package}: portfolio_backends() returned a "
-                                 f"{type(value).__name__}, not a list of backends; skipped")
-            return []
-        try:
-            return list(value)
-        except Exception as exc:
-            self.warnings.append(f"{source.package}: portfolio_backends() result could not be read: "
-                                 f"{type(exc).__name__}: {exc}; skipped")
-            return []
+        found: list[object] = []
+        for value in results if isinstance(results, list) else [results]:
+            # pluggy leaves out a None answer and lists the others, one per implementation
+            if isinstance(value, (str, bytes, dict)) or not isinstance(value, Iterable):
+                self.warnings.append(f"{source.package}: portfolio_backends() returned a "
+                                     f"{type(value).__name__}, not a list of backends; skipped")
+                continue
+            try:
+                found.extend(value)
+            except Exception as exc:
+                self.warnings.append(f"{source.package}: portfolio_backends() result could not be "
+                                     f"read: {type(exc).__name__}: {exc}; skipped")
+        return found
 
     def _collect(self) -> tuple[dict[str, BackendInfo], dict[str, BackendInfo]]:
         by_name: dict[str, list[_Candidate]] = {}
@@ -343,7 +336,10 @@ class Registry:
                     self.warnings.append(f"{source.package}: portfolio_backends() item {index} is "
                                          f"{why}, not a backend; skipped")
                     continue
-                by_name.setdefault(backend.name, []).append(_Candidate(backend, source, order))
+                meta, problems = declared(backend)
+                self.warnings += [f"{source.package}: backend {backend.name!r} {problem}"
+                                  for problem in problems]
+                by_name.setdefault(backend.name, []).append(_Candidate(backend, source, meta, order))
                 order += 1
         plain: dict[str, BackendInfo] = {}
         qualified: dict[str, BackendInfo] = {}
@@ -371,7 +367,7 @@ class Registry:
                                              f"skipped")
                         continue
                 info = BackendInfo(cand.backend, cand.source.package, cand.source.version, qname,
-                                   cand.source.builtin, clash)
+                                   cand.source.builtin, clash, cand.meta)
                 qualified[qname] = info
                 plain[name if rank == 0 else qname] = info
             if clash:
@@ -390,6 +386,11 @@ class Registry:
         """The backend of a plain or qualified name, or None."""
         return self._backends.get(name) or self._qualified.get(name)
 
+    def meta(self, name: str) -> BackendMeta:
+        """What the backend of a plain or qualified name declares (checked when it was listed)."""
+        info = self.info(name)
+        return info.meta if info is not None else BackendMeta()
+
     def get(self, name: str) -> BackendLike:
         info = self.info(name)
         if info is None:
@@ -401,11 +402,28 @@ class Registry:
         """Guarded ``available()`` of each backend (see :func:`check_available`)."""
         return check_available(backends, self.check_timeout)
 
+    def describe(self) -> list[dict]:
+        """One row per backend, as ``portfolio backends --json`` and ``portfolio.backends()`` show
+        them: its names and distribution, whether it can run here (and why not, with the pip
+        command its ``meta`` declares), in the default set or not, and the installed version of
+        each engine it declares (None: not installed)."""
+        infos = self.infos()
+        rows = []
+        for info, (ok, why) in zip(infos, self.available([i.backend for i in infos])):
+            hint = "" if ok else info.meta.install_hint
+            rows.append({"name": info.backend.name, "qualified": info.qualified,
+                         "package": info.package, "version": info.version, "available": ok,
+                         "reason": f"{why}; {hint}" if hint and hint not in why else why,
+                         "default": info.meta.in_default, "description": info.backend.description,
+                         "capabilities": info.backend.capabilities.labels(), "clash": info.clash,
+                         "engines": {e: distribution_version(e) for e in info.meta.engines}})
+        return rows
+
     def select(self, names: Optional[Iterable[str]]) -> list[BackendLike]:
-        """The named backends (all available ones when ``names`` is None, less those marked
-        ``test_only`` or ``default = False``: chosen by name only), in the given order."""
+        """The named backends (all available ones when ``names`` is None, less those whose
+        ``meta`` says ``test_only`` or ``default=False``: chosen by name only), in the given order."""
         if names is None:
-            pool = [info.backend for info in self.infos() if in_default(info.backend)]
+            pool = [info.backend for info in self.infos() if info.meta.in_default]
             return [b for b, (ok, _) in zip(pool, self.available(pool)) if ok]
         return [self.get(n) for n in names]
 
@@ -417,19 +435,18 @@ class Registry:
         unavailable = []
         for name, backend, (ok, why) in zip([n for n in names if self.info(n) is not None], known, answers):
             if not ok and not still_checking((ok, why)):  # a slow check: the runner waits for it
-                hint = install_hint(name)
+                hint = self.meta(name).install_hint
                 unavailable.append(f"{name} ({why}" + (f"; {hint}" if hint and hint not in why else "")
                                    + ")")
         if not unknown and not unavailable:
             return known
         usable = [i.backend.name for i, answer in zip(self.infos(), self.available(
             [i.backend for i in self.infos()]))  # a check still running may yet say yes
-                  if (answer[0] or still_checking(answer)) and not getattr(i.backend, "test_only", False)]
+                  if (answer[0] or still_checking(answer)) and not i.meta.test_only]
         parts = []
         if unknown:
             word = "backend" if len(unknown) == 1 else "backends"
-            hints = [f"{n} ({install_hint(n)})" if install_hint(n) else repr(n) for n in unknown]
-            parts.append(f"unknown {word} " + ", ".join(hints))
+            parts.append(f"unknown {word} " + ", ".join(map(repr, unknown)))
         if unavailable:
             parts.append("not available here: " + ", ".join(unavailable))
         parts.append("available: " + (", ".join(usable) or "(none)"))

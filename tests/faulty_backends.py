@@ -14,13 +14,13 @@ import time
 
 import numpy as np
 
-from portfolio.backend import Backend, Capabilities, SolveResult, Status
+from portfolio.backend import Backend, BackendMeta, Capabilities, SolveResult, Status
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
 
 
 class _Test(Backend):
-    test_only = True
+    meta = BackendMeta(test_only=True)
     description = "test backend"
 
 
@@ -172,7 +172,7 @@ class WarmStartSpy(_Test):
         while time.time() < deadline:
             best = report.best()
             if best is not None:
-                return SolveResult(Status.FEASIBLE, best, note=f"got a shared plan")
+                return SolveResult(Status.FEASIBLE, best, note="got a shared plan")
             time.sleep(0.02)
         return SolveResult(Status.NO_SOLUTION, note="never received a plan")
 

@@ -106,6 +106,7 @@ def test_sweep_streams_verified_rows_and_refuses_to_overwrite(instances, tmp_pat
             assert names == ["minusage"]
         assert {"cpu_count", "cpu_model", "ram_bytes", "python"} <= set(row["machine"])
         assert "iopddl-portfolio" in row["versions"]
+        assert {"ortools", "python-sat", "pytoulbar2", "numba"} <= set(row["versions"])  # engines
         problem = load_problem(row["path"])  # the plan on disk has exactly the recorded cost
         assert evaluate(problem, read_solution(folder / row["solution_file"])).cost == row["cost"]
     meta = json.loads((folder / "meta.json").read_text())

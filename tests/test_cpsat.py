@@ -181,7 +181,7 @@ def test_lns_reports_only_better_feasible_plans():
     def window(sub, limit, hint):
         return engine.solve(sub, limit, hint, 1, 0, lambda plan: None)
 
-    plan, cost, stats = run_lns(problem, start, time.time() + 8, window,
+    plan, cost, stats = run_lns(problem, start, time.monotonic() + 8, window,
                                 lambda p, c: seen.append((p.copy(), c)), seed=1,
                                 params=LnsParams(initial_size=30, window_time=0.5))
     assert stats.windows > 0

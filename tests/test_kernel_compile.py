@@ -46,7 +46,6 @@ def check_one_specialisation() -> dict:
         if r is not None:
             s.offer(r)
         s.run(0.0, max_rounds=1)
-        prep.raw_cost(plan)
     return {name: [str(sig) for sig in d.signatures] for name, d in _dispatchers()
             if len(d.signatures) > 1}
 

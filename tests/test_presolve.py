@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from portfolio.evaluate import evaluate
 from portfolio.presolve import SWITCHES, Presolved, presolve, read_extended, write_extended
-from portfolio.problem import Capacity, Problem, offsets_from_counts
+from portfolio.problem import Capacity, Problem
 from conftest import bench_path
 from tiny import best, brute, make_problem, tiny  # noqa: F401 -- shared with other exact tests
 

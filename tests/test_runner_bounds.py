@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import faulty_backends as fb
-from portfolio.backend import Backend, Capabilities, NullReporter, SolveResult, Status, report_bound
+from portfolio.backend import Backend, Capabilities, NullReporter, SolveResult, Status
 from portfolio.cli import bundled_example
 from portfolio.io import load_problem
 from portfolio.runner import run_portfolio
@@ -89,16 +89,13 @@ def test_an_exact_in_run_bound_meeting_a_verified_plan_ends_the_run(example):
     assert result.gap == 0.0
 
 
-def test_report_bound_accepts_reporters_without_it():
-    class Old:  # a reporter written before bounds existed
-        def __call__(self, solution, note=""):
-            pass
-
-    report_bound(Old(), 5)  # no error
-    null = NullReporter()
-    report_bound(null, 7, "x")
-    report_bound(null, None)
+def test_null_reporter_records_bounds_and_demands_and_ignores_no_bound():
+    null = NullReporter()   # what a direct call of solve (a test) passes as the reporter
+    null.bound(7, "x")
+    null.bound(None)
+    null.demand("low", "why")
     assert [(v, n) for _, v, n in null.bounds] == [(7, "x")]
+    assert null.demands == [("low", "why")]
 
 
 def test_the_final_table_shows_the_gap_over_time(example):

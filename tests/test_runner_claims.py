@@ -9,13 +9,11 @@ from __future__ import annotations
 import json
 import time
 
-import numpy as np
 import pytest
 
 import faulty_backends as fb
 from portfolio.backend import Status
 from portfolio.cli import bundled_example
-from portfolio.evaluate import evaluate
 from portfolio.io import load_problem
 from portfolio.problem import FORBIDDEN
 from portfolio.runner import run_portfolio

@@ -227,9 +227,7 @@ def test_missing_pytoulbar2_makes_the_backend_unavailable(monkeypatch):
     ok, why = toulbar2.Toulbar2Backend().available()
     assert not ok
     assert "pip install 'pytoulbar2>=" in why and "comes with iopddl-portfolio" in why
-    from portfolio.registry import install_hint
-
-    assert install_hint("toulbar2") == "pip install 'pytoulbar2>=1.4'"
+    assert toulbar2.Toulbar2Backend.meta.install_hint == "pip install 'pytoulbar2>=1.4'"
 
 
 def test_in_the_default_portfolio_and_selectable_alone():

@@ -110,11 +110,13 @@ class SolveResult:
     run: PortfolioResult = field(repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        """A JSON-serialisable summary, with the CLI's whole result document under ``run``."""
+        """A JSON-serialisable summary (with ``engines``: the solver versions that ran), with the
+        CLI's whole result document under ``run``."""
         return {"plan": list(self.plan), "cost": self.cost, "feasible": self.feasible,
                 "lower_bound": self.lower_bound, "optimal": self.optimal, "winner": self.winner,
                 "elapsed": round(self.elapsed, 3), "proof": self.proof, "status": self.status,
-                "interrupted": self.interrupted, "run": self.run.to_dict()}
+                "interrupted": self.interrupted, "engines": dict(self.run.engines),
+                "run": self.run.to_dict()}
 
 
 def _summary(result: PortfolioResult, elapsed: float, expand: Callable[[Any], Any]) -> SolveResult:
@@ -217,19 +219,11 @@ def solve(problem: ProblemLike, *, time_limit: float = 60.0,
 
 def backends() -> list[dict]:
     """Every backend this installation knows: ``name``, ``available`` and why not (``reason``),
-    ``default`` (in the set ``solve`` runs when none is named), ``description``, ``capabilities``."""
-    from ..registry import Registry, in_default, install_hint
+    ``default`` (in the set ``solve`` runs when none is named), ``description``, ``capabilities``,
+    ``engines`` (each engine it declares and its installed version, None when missing)."""
+    from ..registry import Registry
 
     registry = Registry()
     for warning in registry.warnings:
         log.warning(warning)
-    rows = []
-    infos = registry.infos()
-    for info, (ok, why) in zip(infos, registry.available([i.backend for i in infos])):
-        hint = "" if ok else install_hint(info.backend.name)
-        rows.append({"name": info.backend.name, "qualified": info.qualified, "package": info.package,
-                     "version": info.version, "available": ok,
-                     "reason": f"{why}; {hint}" if hint and hint not in why else why,
-                     "default": in_default(info.backend), "description": info.backend.description,
-                     "capabilities": info.backend.capabilities.labels(), "clash": info.clash})
-    return rows
+    return registry.describe()

@@ -1,4 +1,4 @@
-"""Where and with what a task ran: machine, package versions, source revision, timestamps.
+"""Where and with what a task ran: machine, package and engine versions, source revision, timestamps.
 
 Cached per process: a worker computes them once and stamps every row it writes.
 """
@@ -44,14 +44,17 @@ def machine_info() -> dict:
 
 @lru_cache(maxsize=1)
 def package_versions() -> dict:
-    from importlib.metadata import PackageNotFoundError, version
+    """With what a task ran: this package, its numeric and Dask stack, and every engine a backend
+    known here declares (``BackendMeta.engines``: ortools, python-sat, pytoulbar2, ...), by
+    distribution, from the package metadata (no engine is imported)."""
+    from ..backend import DISTRIBUTION, distribution_version, engine_versions
+    from ..registry import Registry
 
     out = {}
-    for dist in ("iopddl-portfolio", "numpy", "numba", "joblib", "dask", "distributed"):
-        try:
-            out[dist] = version(dist)
-        except PackageNotFoundError:
-            pass
+    for dist in (DISTRIBUTION, "numpy", "numba", "joblib", "dask", "distributed"):
+        if (found := distribution_version(dist)) is not None:
+            out[dist] = found
+    out.update(engine_versions(info.backend for info in Registry().infos()))
     return out
 
 

@@ -34,38 +34,39 @@ def _loaded_from(backend: object) -> str:
         return "?"
 
 
+def _engines_text(engines: dict) -> str:
+    """``{"ortools": "9.12", "numpy": None}`` as ``ortools 9.12, numpy (not installed)``."""
+    return ", ".join(f"{name} {version}" if version else f"{name} (not installed)"
+                     for name, version in engines.items()) or "-"
+
+
 @cli.command(name="backends")
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON to stdout.")
-@click.option("--verbose", "-v", is_flag=True, help="Also show the file each backend was loaded from.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Also show the engines each backend runs on, with their versions, and the file "
+                   "it was loaded from.")
 def backends_cmd(as_json: bool, verbose: bool) -> None:
     """List the solver backends this installation knows, and whether each can run here."""
-    from ..registry import Registry, install_hint
+    from ..registry import Registry
 
     registry = Registry()
-    rows = []
-    infos = registry.infos()
-    for info, (ok, why) in zip(infos, registry.available([i.backend for i in infos])):
-        hint = "" if ok else install_hint(info.backend.name)
-        if hint and hint not in why:
-            why = f"{why}; {hint}"
-        rows.append({"name": info.backend.name, "qualified": info.qualified, "package": info.package,
-                     "version": info.version, "available": ok, "reason": why,
-                     "description": info.backend.description,
-                     "capabilities": info.backend.capabilities.labels(), "clash": info.clash,
-                     "loaded_from": _loaded_from(info.backend)})
+    rows = registry.describe()
+    for row, info in zip(rows, registry.infos()):
+        row["loaded_from"] = _loaded_from(info.backend)
     if as_json:
-        _emit_json({"backends": rows, "warnings": registry.warnings, "load_errors": registry.warnings})
+        _emit_json({"backends": rows, "warnings": registry.warnings})
         return
     table = Table(title="backends", title_justify="left")
     for col in ("name", "package", "available", "capabilities", "description") + (
-            ("loaded from",) if verbose else ()):
+            ("engines", "loaded from") if verbose else ()):
         table.add_column(col, overflow="fold")
     for row in rows:
         # plugin text is shown as written: a hint like "pip install 'pkg[extra]'" is not rich markup
         avail = "[green]yes[/]" if row["available"] else f"[red]no[/]: {escape(row['reason'])}"
         table.add_row(escape(row["name"]), escape(f"{row['package']} {row['version']}".strip()),
                       avail, ", ".join(row["capabilities"]) or "-", escape(row["description"]),
-                      *((escape(str(row["loaded_from"])),) if verbose else ()))
+                      *((escape(_engines_text(row["engines"])), escape(str(row["loaded_from"])))
+                        if verbose else ()))
     console.print(table)
     for warning in registry.warnings:
         console.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)

@@ -24,7 +24,6 @@ from functools import lru_cache
 from importlib import resources
 from typing import Optional
 
-BENCHMARK_PREFIX = "asplos-2025-iopddl-"
 PUBLIC = ("A", "G", "M", "S", "Y")
 """Benchmarks released before the contest; the official score counts only the other twenty."""
 BASELINE = "XLA"

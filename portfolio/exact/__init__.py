@@ -15,9 +15,9 @@ functions that use them, in the worker. The names below are the ones plugins use
 """
 
 from .contract import ExactEngine, ExactOutcome, ModelSize, OutcomeStatus
-from .driver import BestPlan, ExactBackend, requirement_available, solve_with_engine
+from .driver import BestPlan, ExactBackend, solve_with_engine
 from .model import ExactModel, Factor, MemoryPart, build_exact_model
 
 __all__ = ["BestPlan", "ExactBackend", "ExactEngine", "ExactModel", "ExactOutcome", "Factor", "MemoryPart",
-           "ModelSize", "OutcomeStatus", "build_exact_model", "requirement_available",
+           "ModelSize", "OutcomeStatus", "build_exact_model",
            "solve_with_engine"]

@@ -25,8 +25,8 @@ from typing import Optional
 
 import numpy as np
 
-from ..backend import (LOW, Backend, Capabilities, Reporter, SolveResult, Status, allotted_cores, declare_demand,
-                       time_left)
+from ..backend import (LOW, Backend, BackendMeta, Capabilities, Reporter, SolveResult, Status,
+                       allotted_cores, time_left)
 from ..evaluate import evaluate
 from ..problem import Problem
 from ..runner.fallback import safe_plan
@@ -55,10 +55,10 @@ would spend its whole share (measured: the bundled example, 6 free nodes after p
 10.9 s to an optimal cpsat claim with the polish, most of it polishing)."""
 
 
-def kernel_polish(problem: Problem, deadline: float, seed: int,
+def kernel_polish(problem: Problem, stop: float, seed: int,
                   start: Optional[np.ndarray]) -> Optional[np.ndarray]:
-    """Run the shared local-search kernels until ``deadline`` from ``start`` (or their greedy
-    plan); returns the best feasible plan they found, or None."""
+    """Run the shared local-search kernels until ``stop`` (a ``time.monotonic()`` value) from
+    ``start`` (or their greedy plan); returns the best feasible plan they found, or None."""
     from ..kernels.engine import Searcher, greedy_plan, prepare
 
     prep = prepare(problem)
@@ -71,7 +71,7 @@ def kernel_polish(problem: Problem, deadline: float, seed: int,
         sol, ok, _ = greedy_plan(prep, 2, seed)
         if ok:
             search.offer(sol)
-    search.run(deadline, None, lambda rsol: None, lambda: None)
+    search.run(stop, None, lambda rsol: None, lambda: None)
     return None if search.best is None else prep.expand(search.best)
 
 
@@ -91,7 +91,6 @@ class BestPlan:
         self.plan: Optional[np.ndarray] = None
         self.cost: Optional[int] = None
         self.clean = False            # feasible and without forbidden choices
-        self.found_at: Optional[float] = None
 
     def offer(self, plan: Optional[np.ndarray], note: str, own: bool) -> bool:
         if plan is None:
@@ -105,7 +104,6 @@ class BestPlan:
             return False
         self.plan, self.cost, self.clean = plan.copy(), ev.cost, not ev.has_forbidden
         if own:
-            self.found_at = time.monotonic()
             self.report(self.plan, note)
         return True
 
@@ -137,9 +135,8 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
 
     # Engines overrun their limits (an LP solve between two clock checks, a model build): aim a
     # little before the deadline so the result, with its bound, is sent before the runner kills.
-    left = max(0.0, time_left(deadline))
-    deadline -= min(RETURN_MARGIN_MAX, RETURN_MARGIN_SHARE * left)
-    stop = time.monotonic() + time_left(deadline)  # our own clock from here (backend.time_left)
+    left = time_left(deadline)  # the one read of the wall clock: our own from here
+    stop = time.monotonic() + left - min(RETURN_MARGIN_MAX, RETURN_MARGIN_SHARE * max(0.0, left))
     t0 = time.monotonic()
     threads = threads or allotted_cores()
     best = BestPlan(problem, report)
@@ -160,20 +157,19 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
         # LNS windows (and the polish before them, the local search again) rarely beat the local
         # search the portfolio runs anyway (measured, see portfolio/runner/schedule.py): they get
         # the cores nobody else wants, from the start.
-        declare_demand(report, LOW, "LNS windows (full model too big)")
+        report.demand(LOW, "LNS windows (full model too big)")
     cold = not compiled()
     if cold:
         # A cold cache: the kernel backends are compiling, one stage at a time on one core, and
         # their plans are what the portfolio needs first (measured on A at 60 s: an unhinted CP-SAT
         # run reached 2.4e10 where the greedy reaches 6.55e9). This backend takes the core they
         # leave, and skips its own polish (compiling would cost it most of a minute).
-        declare_demand(report, LOW, "kernels compiling elsewhere (cold cache)")
+        report.demand(LOW, "kernels compiling elsewhere (cold cache)")
     wants_polish = polish and int((problem.strategy_counts > 1).sum()) > POLISH_MIN_FREE
     if wants_polish and cold:
         notes.append("polish skipped: kernels not compiled yet (`portfolio warmup`)")
     elif wants_polish:
-        # the kernels take the contract's wall-clock deadline
-        until = time.time() + min(POLISH_SHARE * (stop - time.monotonic()), POLISH_MAX)
+        until = time.monotonic() + min(POLISH_SHARE * (stop - time.monotonic()), POLISH_MAX)
         try:
             best.offer(kernel_polish(problem, until, seed, best.plan), "local-search kernels",
                        own=True)
@@ -206,7 +202,7 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
                      f"{size.terms:,} terms; budget {budget.terms:,} terms): LNS windows")
     if lns and best.plan is not None and best.clean and time.monotonic() < stop - 0.2:
         if size.within(budget):  # the full model ran out of its share without a proof
-            declare_demand(report, LOW, "LNS windows (full model unproven)")
+            report.demand(LOW, "LNS windows (full model unproven)")
         def window(sub: Problem, limit: float, hint: np.ndarray) -> ExactOutcome:
             return engine.solve(sub, limit, hint, threads, seed, lambda plan: None)
 
@@ -216,7 +212,7 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
             except Exception:  # noqa: BLE001
                 return None
 
-        plan, _, stats = run_lns(problem, best.plan, deadline, window,
+        plan, _, stats = run_lns(problem, best.plan, stop, window,
                                  lambda p, c: best.offer(p, f"{engine.name} LNS", own=True),
                                  fetch, seed, lns_params)
         best.offer(plan, f"{engine.name} LNS", own=True)
@@ -232,43 +228,22 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
                        timings=timings)
 
 
-def requirement_available(requires: tuple[str, ...], package: str,
-                          requirement: str) -> tuple[bool, str]:
-    """``available()`` of a backend whose solver is a dependency of the plain install: every module
-    in ``requires`` found with ``find_spec`` (no import), else why and the pip command."""
-    import importlib.util
-
-    try:
-        found = all(importlib.util.find_spec(name) is not None for name in requires)
-        why = "ModuleNotFoundError"
-    except Exception as exc:  # noqa: BLE001 -- any import failure means "not here"
-        found, why = False, type(exc).__name__
-    if not found:
-        return False, (f"{package} is not installed ({why}); it comes with iopddl-portfolio; "
-                       f"install it with: pip install '{requirement}'")
-    return True, ""
-
-
 class ExactBackend(Backend):
     """Base of the exact backends: name the engine class (``engine_type``) and the solver; the
     driver does the rest.
 
     ``capabilities`` are those of every exact engine (a backend whose engine uses several cores
-    adds ``threads``). ``requires`` names the solver's modules, each package level (one may be
-    blocked alone), and ``requirement`` the pip requirement that installs them (a dependency of the
-    plain install, so missing only in a broken or partial environment): :meth:`available` checks
-    them with ``find_spec``, without importing the solver (that runs in the runner's process before
-    its first fork; the engine imports the solver in its worker)."""
+    adds ``threads``). Its ``meta`` (:class:`portfolio.backend.BackendMeta`) names the solver's
+    distribution in ``engines`` (with numba and numpy, which the driver's hint uses), its modules in
+    ``requires`` and the pip requirement that installs them (a dependency of the plain install, so
+    missing only in a broken or partial environment): the inherited ``available()`` checks them
+    with ``find_spec``, without importing the solver (that runs in the runner's process before its
+    first fork; the engine imports the solver in its worker)."""
 
     capabilities = Capabilities(exact=True, anytime=True, warm_start=True, reduced=True)
+    meta = BackendMeta(engines=("numba", "numpy"))
     engine_type: Optional[type] = None   # an ExactEngine class; one engine per solve
     lns: bool = True
-    requires: tuple[str, ...] = ()
-    package: str = ""
-    requirement: str = ""
-
-    def available(self) -> tuple[bool, str]:
-        return requirement_available(self.requires, self.package, self.requirement)
 
     def engine(self) -> ExactEngine:
         if self.engine_type is None:

@@ -27,7 +27,6 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..backend import time_left
 from ..evaluate import evaluate, profile_of, usage_profile
 from ..problem import FORBIDDEN, Capacity, Problem, offsets_from_counts
 from .contract import ExactOutcome
@@ -268,13 +267,14 @@ def _plan_statistics(problem: Problem, plan: np.ndarray) -> tuple[np.ndarray, np
     return local[:n], regret, load, profile
 
 
-def run_lns(problem: Problem, plan: np.ndarray, deadline: float, solve_window: WindowSolver,
+def run_lns(problem: Problem, plan: np.ndarray, stop: float, solve_window: WindowSolver,
             on_improve: Callable[[np.ndarray, int], None],
             fetch_best: Callable[[], Optional[np.ndarray]] = lambda: None,
             seed: int = 0, params: Optional[LnsParams] = None) -> tuple[np.ndarray, int, LnsStats]:
-    """Improve ``plan`` (feasible, no forbidden choice) until ``deadline`` (the backend contract's
-    ``time.time()`` value, read once; the loop runs on ``time.monotonic()``). Returns (best plan, its cost, statistics); ``on_improve(plan, cost)`` is called
-    with every improvement, ``fetch_best()`` may offer a better plan found elsewhere."""
+    """Improve ``plan`` (feasible, no forbidden choice) until ``stop`` (a ``time.monotonic()``
+    value: the driver read the contract's deadline once). Returns (best plan, its cost,
+    statistics); ``on_improve(plan, cost)`` is called with every improvement, ``fetch_best()`` may
+    offer a better plan found elsewhere."""
     params = params or LnsParams()
     rng = np.random.default_rng(seed)
     best = np.asarray(plan, dtype=np.int64).copy()
@@ -286,7 +286,6 @@ def run_lns(problem: Problem, plan: np.ndarray, deadline: float, solve_window: W
     picker = WindowPicker(problem, rng)
     size = float(stats.size)
     local, regret, load, profile = _plan_statistics(problem, best)
-    stop = time.monotonic() + time_left(deadline)
     while time.monotonic() < stop - 0.05:
         other = fetch_best()
         if other is not None:

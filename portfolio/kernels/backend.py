@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
-from ..backend import Backend, Reporter, SolveResult, no_nodes_result
+from ..backend import Backend, BackendMeta, Reporter, SolveResult, no_nodes_result
 from ..problem import Problem
 
 if TYPE_CHECKING:
@@ -23,6 +23,8 @@ class KernelBackend(Backend):
     """A backend on the kernels' reduced view of a problem: :meth:`solve` answers a problem without
     nodes at once (the kernels draw among n >= 1 nodes), otherwise prepares the view
     (:func:`portfolio.kernels.engine.prepare`) and hands it to :meth:`solve_prepared`."""
+
+    meta = BackendMeta(engines=("numba", "numpy"))
 
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:

@@ -368,7 +368,7 @@ class LagrangeBound:
         self.sc = inc.make_scratch(m, seed)
         self.zero = np.zeros(max(len(m.pc_lo), 1))
         self.history: list[tuple[float, int]] = []   # (seconds, best bound) when it improved
-        self.t0 = time.time()
+        self.t0 = time.monotonic()
 
     def _prices(self) -> np.ndarray:
         return piece_prices(self.m, self.lam, self.zero)
@@ -394,7 +394,7 @@ class LagrangeBound:
             self.best = bound
             self.best_lam = self.lam.copy()
             self.best_msg = self.msg.copy()
-            self.history.append((time.time() - self.t0, bound))
+            self.history.append((time.monotonic() - self.t0, bound))
         self.beta_rule.observe(value)
         if self.beta_rule.beta < p.min_beta:
             self.lam = self.best_lam.copy()
@@ -458,22 +458,23 @@ class LagrangeBound:
         problem outside the kernels starts from."""
         return reparam.message_shifts(self.m, msg, self.pos, self.moff, self.rev)
 
-    def run(self, deadline: float, ub: Optional[int] = None, max_steps: Optional[int] = None,
+    def run(self, stop: float, ub: Optional[int] = None, max_steps: Optional[int] = None,
             ub_fn=None) -> Optional[int]:
-        """Steps until ``deadline`` (or ``max_steps``); ``ub_fn()`` may refresh the target."""
+        """Steps until ``stop`` (a ``time.monotonic()`` value; or exactly ``max_steps`` steps);
+        ``ub_fn()`` may refresh the target."""
         step_s = 0.0
         while True:
             if max_steps is not None and self.steps >= max_steps:
                 break
-            if max_steps is None and time.time() + step_s > deadline:
+            if max_steps is None and time.monotonic() + step_s > stop:
                 break
             if ub_fn is not None:
                 fresh = ub_fn()
                 if fresh is not None and (ub is None or fresh < ub):
                     ub = fresh
-            t = time.time()
+            t = time.monotonic()
             self.step(ub)
-            step_s = time.time() - t
+            step_s = time.monotonic() - t
         return self.best
 
 

@@ -61,11 +61,6 @@ class Prepared:
         r = contract(self.red, plan)
         return None if r is None else _plan(r)
 
-    def raw_cost(self, plan: np.ndarray) -> tuple[int, int]:
-        """(penalised cost, forbidden choices) of an original plan."""
-        c, f = inc.plan_cost(self.model, _plan(plan))
-        return int(c), int(f)
-
 
 def prepare(problem: Problem, reduce: bool = True) -> Prepared:
     t0 = time.perf_counter()
@@ -339,39 +334,40 @@ class Searcher:
         return False
 
     # -------------------------------------------------------------- the anytime loop
-    def run(self, deadline: float, max_rounds: Optional[int] = None,
+    def run(self, stop: float, max_rounds: Optional[int] = None,
             on_improve: Optional[Callable[[np.ndarray], None]] = None,
             fetch: Optional[Callable[[], Optional[np.ndarray]]] = None) -> None:
-        """Search until ``deadline`` (or exactly ``max_rounds`` rounds, deterministic).
+        """Search until ``stop``, a ``time.monotonic()`` value (or exactly ``max_rounds`` rounds,
+        deterministic).
 
         Each round: one Lagrangian round, then ILS on the best plan, for ``kicks_per_round`` kicks
         (deterministic mode) or for ``ils_share`` times the round's duration in chunks sized to
-        about 0.1 s, so the deadline is never overrun by more than a chunk.
+        about 0.1 s, so ``stop`` is never overrun by more than a chunk.
         """
         round_s = 0.0
         evals_per_s = 2e6
         while True:
             if max_rounds is not None and self.rounds >= max_rounds:
                 break
-            if max_rounds is None and time.time() + max(round_s, 0.02) > deadline:
+            if max_rounds is None and time.monotonic() + max(round_s, 0.02) > stop:
                 break
             if fetch is not None:
                 other = fetch()
                 if other is not None and self.offer(other):
                     self.stats["adopted"] += 1
-            t0 = time.time()
+            t0 = time.monotonic()
             cand = self.lagrange_round()
             improved = cand is not None and self.offer(cand)
-            round_s = time.time() - t0
+            round_s = time.monotonic() - t0
             if max_rounds is not None:
                 improved |= self.ils(self.p.kicks_per_round)
             else:
-                stop = min(time.time() + round_s * self.p.ils_share, deadline - 0.05)
-                while time.time() < stop:
-                    budget = int(evals_per_s * min(0.1, max(stop - time.time(), 0.005)))
-                    k0, e0 = time.time(), self.sc.ints[1]
+                ils_stop = min(time.monotonic() + round_s * self.p.ils_share, stop - 0.05)
+                while time.monotonic() < ils_stop:
+                    budget = int(evals_per_s * min(0.1, max(ils_stop - time.monotonic(), 0.005)))
+                    k0, e0 = time.monotonic(), self.sc.ints[1]
                     improved |= self.ils(1 << 30, max_evals=budget)
-                    spent = time.time() - k0
+                    spent = time.monotonic() - k0
                     if spent > 1e-3:
                         evals_per_s = max((self.sc.ints[1] - e0) / spent, 1e4)
             if improved and on_improve is not None:
@@ -415,7 +411,7 @@ def warmup(upto: str = "search") -> float:
     def search() -> None:
         s = Searcher(prep, 0, SearchParams(kicks_per_round=5))
         s.offer(start)
-        s.run(time.time() + 60, max_rounds=2)
+        s.run(time.monotonic() + 60, max_rounds=2)
 
     calls = {"greedy": lambda: (greedy_plan(prep, 2, blocks=False), inc.plan_cost(prep.rm, start)),
              "moves": lambda: polish(prep, start),

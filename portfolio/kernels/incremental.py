@@ -37,7 +37,6 @@ class Scratch(NamedTuple):
     qbuf: np.ndarray     # int64[pmax]
     qlist: np.ndarray    # int64[max degree]
     big: np.ndarray      # float64[S] block DP values, indexed like strategies
-    pq: np.ndarray       # int64[sum of pieces] per-piece max load while building a block
     ints: np.ndarray     # int64[16]: [0] stamp, [1] evaluations, [2] cascade steps, [4] kicks,
     #                      [5] logging on, [6] log length, [7] log stamp, [9] block size
     lmark: np.ndarray    # int64[n] == log stamp when the node is in the change log
@@ -63,7 +62,7 @@ def make_scratch(m, seed: int) -> Scratch:
         buf=np.zeros(kmax, np.int64),
         fbuf=np.zeros(kmax, np.float64), qbuf=np.zeros(int(pcount.max(initial=1)), np.int64),
         qlist=np.zeros(int(deg.max(initial=1)), np.int64),
-        big=np.zeros(len(m.ncost), np.float64), pq=np.zeros(max(len(m.pc_lo), 1), np.int64),
+        big=np.zeros(len(m.ncost), np.float64),
         ints=np.zeros(16, np.int64), rng=rng, lmark=np.zeros(n, np.int64),
         lnodes=np.zeros(n, np.int64), lold=np.zeros(n, np.int64), wl=np.zeros(n, np.int64),
         inq=np.zeros(n, np.int64),
@@ -90,13 +89,6 @@ def rand_int(rs, n):  # pragma: no cover - numba
 @inner
 def rand_float(rs):  # pragma: no cover - numba
     return np.float64(rand_u64(rs) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
-
-
-@inner
-def shuffle(rs, a):  # pragma: no cover - numba
-    for i in range(len(a) - 1, 0, -1):
-        j = rand_int(rs, i + 1)
-        a[i], a[j] = a[j], a[i]
 
 
 # ------------------------------------------------------------------------------------------ costs

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
-from ..backend import Status
+from ..backend import Status, engine_versions
 from ..evaluate import Evaluation, evaluate, min_usage_profile
 from ..exhaustive import enumerate_optimum
 from . import validate
@@ -267,5 +267,6 @@ class Answers:
             stopped_early=self.stopped_early, presolve=self.presolve_info, interrupted=self.interrupted,
             schedule={"policy": self.scheduler.policy, "cores": self.cores,
                       "honour_demand": self.honour_demand},
+            engines=engine_versions(self.backends),
         )
 

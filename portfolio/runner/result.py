@@ -122,6 +122,8 @@ class PortfolioResult:
     presolve: Optional[dict] = None
     schedule: Optional[dict] = None
     interrupted: Optional[str] = None  # SIGINT/SIGTERM ended the run early
+    engines: dict[str, str] = field(default_factory=dict)
+    """The installed version of each engine the run's backends declare (``BackendMeta.engines``)."""
 
     @property
     def cost(self) -> Optional[int]:
@@ -207,6 +209,7 @@ class PortfolioResult:
             "interrupted": self.interrupted,
             "claims": [c.to_dict() for c in self.claims],
             "schedule": self.schedule,
+            "engines": dict(self.engines),
             "evaluation": None if self.evaluation is None else self.evaluation.to_dict(),
             "backends": [run.to_dict() for run in self.runs.values()],
             "incumbents": [{"time": i.time, "cost": i.cost, "backend": i.backend, "note": i.note}

@@ -53,7 +53,7 @@ class PriceModel:
         if plan is not None:
             cost, forbidden = inc.plan_cost(self.m, np.require(plan, np.int64, ["C", "W"]))
             ub = None if forbidden else int(cost)
-        self.engine.run(time.time() + max(0.0, seconds), ub=ub, max_steps=max_steps)
+        self.engine.run(time.monotonic() + max(0.0, seconds), ub=ub, max_steps=max_steps)
 
     def penalty(self) -> np.ndarray:
         """Per strategy: the priced usage at the best prices, minus the node's least (>= 0);

@@ -35,7 +35,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from portfolio.backend import Reporter, SolveResult, Status, report_bound, time_left
+from portfolio.backend import Reporter, SolveResult, Status, time_left
 from portfolio.evaluate import evaluate
 from portfolio.problem import Problem
 
@@ -329,5 +329,5 @@ class PenaltySearch:
                                note=f"the exact mode proved the incumbent optimal ({out['note']})",
                                timings=out["timings"])
         if dual is not None:
-            report_bound(report, int(dual), "toulbar2 exact mode")
+            report.bound(int(dual), "toulbar2 exact mode")
         return None if dual is None else int(dual)

@@ -4,7 +4,7 @@ import time
 
 import numpy as np
 
-from portfolio.backend import Backend, SolveResult, Status
+from portfolio.backend import Backend
 from portfolio.hookspecs import hookimpl
 
 

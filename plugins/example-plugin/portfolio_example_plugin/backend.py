@@ -12,7 +12,8 @@ from typing import Optional
 
 import numpy as np
 
-from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status
+from portfolio.backend import (Backend, BackendMeta, Capabilities, Reporter, SolveResult, Status,
+                               time_left)
 from portfolio.evaluate import delta_cost, evaluate, usage_profile
 from portfolio.problem import FORBIDDEN, Problem
 
@@ -52,9 +53,11 @@ class ExampleBackend(Backend):
     name = "example"
     description = "Example plugin: min-usage start, random kicks, improving single-node moves"
     capabilities = Capabilities(anytime=True, warm_start=True, reduced=True)
+    meta = BackendMeta(engines=("numpy",))  # what it computes with: its version goes into results
 
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
+        stop = time.monotonic() + time_left(deadline)  # the wall clock read once; ours from here
         rng = np.random.default_rng(seed)  # every random choice comes from the seed
         plan = np.array(problem.min_usage_strategies if warm_start is None else warm_start, np.int64)
         if not evaluate(problem, plan).feasible:
@@ -62,7 +65,7 @@ class ExampleBackend(Backend):
         best, best_cost, rounds = plan.copy(), evaluate(problem, plan).cost, 0
         report(best, "start")
         n, counts = problem.num_nodes, problem.strategy_counts
-        while time.time() < deadline:
+        while time.monotonic() < stop:
             memory, cost = _Memory(problem, plan), evaluate(problem, plan).cost
             if rounds:  # kick (not before the first descent), never into a forbidden choice
                 size = min(n, int(rng.integers(1, 2 + n // 20)))
@@ -72,7 +75,7 @@ class ExampleBackend(Backend):
                     if d < FORBIDDEN // 2 and memory.fits(node, s):
                         memory.move(node, s)
                         cost += d
-            cost = self._descend(problem, memory, cost, deadline, rng)
+            cost = self._descend(problem, memory, cost, stop, rng)
             rounds += 1
             if cost < best_cost:
                 best, best_cost = plan.copy(), cost
@@ -85,14 +88,15 @@ class ExampleBackend(Backend):
         return SolveResult(Status.FEASIBLE, best, note=f"{rounds} rounds")
 
     @staticmethod
-    def _descend(problem: Problem, memory: _Memory, cost: int, deadline: float,
+    def _descend(problem: Problem, memory: _Memory, cost: int, stop: float,
                  rng: np.random.Generator) -> int:
-        """Make improving single-node moves until there are none (or time is up); return the cost."""
+        """Make improving single-node moves until there are none (or ``stop``, on
+        ``time.monotonic()``, has passed); return the cost."""
         plan, improved = memory.plan, True
         while improved:
             improved = False
             for node in rng.permutation(problem.num_nodes).tolist():
-                if time.time() >= deadline:
+                if time.monotonic() >= stop:
                     return cost
                 deltas = [delta_cost(problem, plan, node, s) for s in range(problem.strategy_counts[node])]
                 for s in sorted(range(len(deltas)), key=deltas.__getitem__):

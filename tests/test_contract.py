@@ -1,0 +1,259 @@
+"""The backend contract as declared (issue 30): ``BackendMeta`` read through ``declared``, plugins
+called through pluggy's hook, engine versions recorded, and the clock rule in the backends' code."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import types
+from importlib.metadata import version
+from pathlib import Path
+
+import pluggy
+import pytest
+from click.testing import CliRunner
+
+from conftest import REPO, bundled_example_path
+from portfolio.backend import (Backend, BackendMeta, Capabilities, SolveResult, Status, declared,
+                               engine_versions)
+from portfolio.hookspecs import hookimpl
+from portfolio.registry import Registry, RegistryError
+
+
+class Plain(Backend):
+    description = "a test backend"
+
+    def __init__(self, name: str, **meta: object) -> None:
+        self.name = name
+        if meta:
+            self.meta = BackendMeta(**meta)  # type: ignore[arg-type]
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        return SolveResult(Status.FEASIBLE, problem.min_usage_strategies.copy())
+
+
+class Duck:
+    """A backend that does not subclass Backend and declares nothing."""
+
+    name = "duck"
+    description = "duck-typed"
+    capabilities = Capabilities()
+
+    def available(self):
+        return True, ""
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        return SolveResult(Status.NO_SOLUTION)
+
+
+def plugin(name: str, *backends: object) -> types.ModuleType:
+    """A plugin module named ``name`` whose hook returns ``backends``."""
+    module = types.ModuleType(name)
+    module.portfolio_backends = hookimpl(lambda: list(backends))
+    return module
+
+
+def registry(*plugins: object) -> Registry:
+    return Registry(plugins=plugins, load_entry_points=False)
+
+
+# ------------------------------------------------------------------------------------------ the contract
+def test_a_backend_without_meta_gets_every_default():
+    assert declared(Duck()) == (BackendMeta(), [])
+    reg = registry(plugin("ducks", Duck()))
+    assert reg.warnings == [] and reg.info("duck").meta == BackendMeta()
+    assert [b.name for b in reg.select(None)] == ["duck"]   # in the default set by default
+
+
+def test_wrong_typed_declarations_are_ignored_with_one_line_each():
+    bad = Plain("bad", default="no", engines="ortools", requires=["json"], test_only=False)
+    reg = registry(plugin("sloppy", bad))
+    assert reg.names() == ["bad"]                       # still listed, its defaults stand
+    assert reg.info("bad").meta == BackendMeta()
+    assert [b.name for b in reg.select(None)] == ["bad"]
+    assert len(reg.warnings) == 3 and all("\n" not in w for w in reg.warnings)
+    assert all(w.startswith("sloppy: backend 'bad' meta.") for w in reg.warnings), reg.warnings
+    assert any("meta.engines = 'ortools' is not tuple[str, ...]" in w for w in reg.warnings)
+
+
+def test_a_meta_of_another_type_is_ignored_and_the_older_plain_attributes_are_honoured():
+    class Dict(Plain):
+        meta = {"default": False}   # type: ignore[assignment]
+
+    class Old(Plain):
+        test_only = True            # the declaration before BackendMeta: still keeps it out
+
+    class OldOff(Plain):
+        default = False
+
+    class Both(Plain):
+        meta = BackendMeta(engines=("numpy",))
+        default = False             # beside a meta: ignored, the meta is the declaration
+
+    class OldWrong(Plain):
+        default = "no"
+
+    reg = registry(plugin("olds", Dict("dict"), Old("old"), OldOff("off"), Both("both"),
+                          OldWrong("wrong")))
+    assert reg.info("dict").meta == BackendMeta()
+    assert reg.info("old").meta == BackendMeta(test_only=True)
+    assert reg.info("off").meta == BackendMeta(default=False)
+    assert reg.info("both").meta == BackendMeta(engines=("numpy",))
+    assert reg.info("wrong").meta == BackendMeta()
+    assert sorted(b.name for b in reg.select(None)) == ["both", "dict", "wrong"]
+    assert any("'dict' meta is a dict, not a BackendMeta" in w for w in reg.warnings)
+    assert any("'old' sets 'test_only' outside meta (the older contract), honoured" in w
+               for w in reg.warnings)
+    assert any("'both' sets 'default' outside meta, ignored" in w for w in reg.warnings)
+    assert any("'wrong' sets 'default' outside meta to 'no', not bool; ignored" in w
+               for w in reg.warnings)
+    assert all("\n" not in w for w in reg.warnings)
+
+
+def test_default_and_test_only_are_honoured_by_select_and_resolve():
+    reg = registry(plugin("mixed", Plain("plain"), Plain("off", default=False),
+                          Plain("probe", test_only=True)))
+    assert reg.warnings == []
+    assert [b.name for b in reg.select(None)] == ["plain"]
+    assert [b.name for b in reg.select(["off", "probe"])] == ["off", "probe"]   # by name only
+    with pytest.raises(RegistryError) as err:
+        reg.resolve(["nope"])
+    assert err.value.args[0].endswith("available: off, plain")                    # no test backend
+    rows = {r["name"]: r["default"] for r in reg.describe()}
+    assert rows == {"plain": True, "off": False, "probe": False}
+
+
+def test_meta_requires_drives_available_and_the_pip_hint():
+    missing = Plain("missing", requires=("no_such_module_xyz",), requirement="no-such-dist>=1")
+    present = Plain("present", requires=("json",), requirement="json-dist")
+    assert present.available() == (True, "")
+    ok, why = missing.available()
+    assert not ok and why.startswith("no-such-dist is not installed")
+    assert "pip install 'no-such-dist>=1'" in why and "comes with" not in why  # not our dependency
+    reg = registry(plugin("needy", missing, present))
+    with pytest.raises(RegistryError, match=r"not available here: missing \(no-such-dist"):
+        reg.resolve(["missing"])
+    assert missing.meta.install_hint == "pip install 'no-such-dist>=1'"
+
+
+# ------------------------------------------------------------------------------------------ through pluggy
+def test_each_plugin_is_called_through_the_plugin_manager_alone(monkeypatch):
+    calls = []
+
+    class Traced(pluggy.PluginManager):
+        def __init__(self, project: str) -> None:
+            super().__init__(project)
+            self.add_hookcall_monitoring(
+                lambda name, impls, kwargs: calls.append((name, [i.plugin for i in impls])),
+                lambda outcome, name, impls, kwargs: None)
+
+    monkeypatch.setattr(pluggy, "PluginManager", Traced)
+    a, b = plugin("plugin_a", Plain("one")), plugin("plugin_b", Plain("two"))
+    reg = registry(a, b)
+    assert reg.names() == ["one", "two"]
+    assert calls == [("portfolio_backends", [a]), ("portfolio_backends", [b])]
+
+
+def test_a_plugins_own_wrapper_wraps_its_own_hook_and_no_other():
+    def keep_shown():
+        results = yield
+        return [[b for b in found if b.name != "hidden"] for found in results]
+
+    wrapping = plugin("wrapping", Plain("shown"), Plain("hidden"))
+    wrapping.keep_shown = hookimpl(specname="portfolio_backends", wrapper=True)(keep_shown)
+    reg = registry(wrapping, plugin("other", Plain("hidden2")))
+    assert reg.names() == ["hidden2", "shown"] and reg.warnings == []
+
+
+def test_a_hook_not_marked_as_hookimpl_is_named():
+    module = types.ModuleType("unmarked")
+    module.portfolio_backends = lambda: [Plain("never")]
+    reg = registry(module, plugin("fine", Plain("fine")))
+    assert reg.names() == ["fine"]
+    assert reg.warnings == ["unmarked: portfolio_backends() is not marked @hookimpl "
+                            "(portfolio.hookspecs); skipped"]
+
+
+# ------------------------------------------------------------------------------------------ engine versions
+def test_engine_versions_come_from_the_metadata_without_importing_an_engine():
+    probe = ("import json, sys\n"
+             "from portfolio.backend import engine_versions\n"
+             "from portfolio.registry import Registry\n"
+             "found = engine_versions(i.backend for i in Registry().infos())\n"
+             "print(json.dumps([found, [m for m in ('ortools', 'pysat', 'pytoulbar2') "
+             "if m in sys.modules]]))\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    found, imported = json.loads(out.stdout)
+    assert imported == []
+    for dist in ("ortools", "python-sat", "pytoulbar2", "numba", "numpy"):
+        assert found[dist] == version(dist)
+    assert engine_versions([Duck(), Plain("x", engines=("no-such-dist", "numpy"))]) == \
+        {"numpy": version("numpy")}   # a missing one is left out
+
+
+def test_backends_lists_each_engine_with_its_version():
+    from portfolio.cli import cli
+
+    env = {"COLUMNS": "1000"}
+    doc = json.loads(CliRunner().invoke(cli, ["backends", "--json"], env=env).stdout)
+    rows = {r["name"]: r for r in doc["backends"]}
+    assert rows["cpsat"]["engines"] == {"ortools": version("ortools"), "numba": version("numba"),
+                                        "numpy": version("numpy")}
+    assert rows["maxsat"]["engines"]["python-sat"] == version("python-sat")
+    assert rows["toulbar2"]["engines"]["pytoulbar2"] == version("pytoulbar2")
+    assert "load_errors" not in doc
+    verbose = CliRunner().invoke(cli, ["backends", "--verbose"], env=env).output
+    assert "engines" in verbose and f"ortools {version('ortools')}" in verbose
+    assert "engines" not in CliRunner().invoke(cli, ["backends"], env=env).output
+
+
+def test_solve_results_record_the_engines_of_their_backends():
+    import portfolio
+
+    result = portfolio.solve(bundled_example_path(), time_limit=3, backends=["minusage", "maxsat"])
+    doc = result.to_dict()
+    expected = {d: version(d) for d in ("numba", "numpy", "python-sat")}
+    assert doc["engines"] == doc["run"]["engines"] == expected
+    from portfolio.cli import cli
+
+    out = CliRunner().invoke(cli, ["solve", str(bundled_example_path()), "-b", "minusage", "-t", "2",
+                                   "--json", "-q"])
+    assert json.loads(out.stdout)["engines"] == {"numpy": version("numpy")}
+
+
+def test_run_records_carry_the_engine_versions():
+    from portfolio.bench.environment import package_versions
+
+    versions = package_versions()
+    for dist in ("iopddl-portfolio", "ortools", "python-sat", "pytoulbar2", "numba", "numpy"):
+        assert versions[dist] == version(dist)
+
+
+# ------------------------------------------------------------------------------------------ the clock rule
+BACKEND_CODE = sorted((REPO / "plugins").glob("*.py"))
+BACKEND_CODE += sorted((REPO / "plugins" / "example-plugin" / "portfolio_example_plugin").glob("*.py"))
+BACKEND_CODE += [REPO / "portfolio" / "kernels" / "engine.py", REPO / "portfolio" / "kernels" / "backend.py"]
+BACKEND_CODE += [REPO / "portfolio" / "kernels" / "bound.py"]
+BACKEND_CODE += sorted((REPO / "portfolio" / "exact").glob("*.py"))
+BACKEND_CODE += sorted((REPO / "portfolio" / "toulbar2").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", BACKEND_CODE, ids=lambda p: str(p.relative_to(REPO)))
+def test_backends_read_the_deadline_once_and_keep_time_on_the_monotonic_clock(path: Path):
+    """The clock rule of docs/plugins.md: ``deadline`` only through ``time_left``, never
+    ``time.time()``, never ``deadline - ...`` arithmetic."""
+    tree = ast.parse(path.read_text(), str(path))
+    wrong = []
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and node.attr == "time"
+                and isinstance(node.value, ast.Name) and node.value.id == "time"):
+            wrong.append(f"line {node.lineno}: time.time")
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and any(
+                isinstance(side, ast.Name) and side.id == "deadline" for side in (node.left, node.right)):
+            wrong.append(f"line {node.lineno}: arithmetic on deadline")
+        if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name) \
+                and node.target.id == "deadline":
+            wrong.append(f"line {node.lineno}: deadline changed")
+    assert not wrong, f"{path.name}: {wrong}"
