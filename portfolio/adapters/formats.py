@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..io import PathLike, load_problem, write_extended, write_problem
+from ..io import PathLike, load_contest, write_extended, write_problem
 from ..problem import Problem
 from .request import Conversion
 
@@ -43,7 +43,7 @@ def read_any(path: PathLike, fmt: str | None = None, cost_scale: float = 1.0) ->
         return read_request(path, cost_scale, text=kind == "xla-text")
     if cost_scale != 1.0:
         raise ValueError("a cost scale applies to XLA requests only (JSON costs are integers)")
-    problem = load_problem(path)  # reads contest and extended JSON alike
+    problem = load_contest(path)  # contest and extended JSON alike, the parser chosen by size
     return Conversion(problem, np.arange(problem.num_nodes, dtype=np.int64))
 
 

@@ -16,45 +16,12 @@ import numpy as np
 
 from .. import io as pio
 from ..errors import ProblemError
+from ..io import load_contest
 from ..adapters.request import Conversion
 from ..problem import Problem
 
 ProblemLike = Union[str, "os.PathLike[str]", Problem, Mapping[str, Any]]
 """Anything :func:`as_problem` turns into a :class:`Problem`."""
-
-SMALL_FILE_BYTES = 2**20
-"""Up to this size ``json`` parses faster than numba (the fast scanner) imports, warm or cold."""
-
-CAREFUL_LOAD_MAX_BYTES = 200 * 2**20
-"""Up to this size a load on a cold numba cache parses with ``json`` instead of compiling the fast
-scanner (compiling costs about 6 s of a solve's budget)."""
-
-
-def _scanner_cache_warm() -> bool:
-    """Whether the fast loader's numba cache holds compiled code newer than its source. Unknown
-    counts as warm."""
-    try:
-        import numba
-
-        from .. import jsonscan
-
-        source = os.path.getmtime(jsonscan.__file__)
-        paths = [o._cache._cache_file._index_path for o in vars(jsonscan).values()
-                 if isinstance(o, numba.core.dispatcher.Dispatcher)]
-        return not paths or all(os.path.exists(p) and os.path.getmtime(p) >= source for p in paths)
-    except Exception:  # noqa: BLE001 -- numba internals moved: behave as before
-        return True
-
-
-def load_contest(path: str | os.PathLike[str]) -> Problem:
-    """A contest or extended JSON file (gzip or not), as ``portfolio.io.load_problem`` reads it,
-    choosing the parser by size: ``json`` (no numba import) for small files and, on a cold cache,
-    for files up to CAREFUL_LOAD_MAX_BYTES; the fast scanner otherwise. Same Problem either way."""
-    data = pio.read_bytes(path)
-    fast = len(data) > SMALL_FILE_BYTES and (len(data) > CAREFUL_LOAD_MAX_BYTES
-                                             or _scanner_cache_warm())
-    return pio.parse_problem(data, path, fast=fast)
-
 
 def read(path: str | os.PathLike[str], cost_scale: float = 1.0, fmt: Optional[str] = None) -> Conversion:
     """Load and validate a problem file of any format (:mod:`portfolio.adapters.formats`: contest
