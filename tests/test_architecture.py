@@ -16,12 +16,12 @@ from conftest import REPO
 
 FLOORS = {
     "problem": 1, "jsonscan": 1, "hookspecs": 1, "results": 1, "data": 1, "clock": 1, "errors": 1,
-    "evaluate": 2, "io": 2, "backend": 2, "report": 2,
+    "evaluate": 2, "io": 2, "backend": 2, "report": 2, "options": 2,
     "presolve": 3, "generate": 3, "registry": 3, "exhaustive": 3,
     "kernels": 4, "runner": 4,
     "exact": 5, "bench": 5, "progress": 5, "adapters": 5,
-    "api": 6, "toulbar2": 6,
-    "plugins": 7, "distributed": 7,
+    "distributed": 6, "toulbar2": 6,
+    "api": 7, "plugins": 7,
     "cli": 8,
     "__main__": 9,
 }

@@ -265,14 +265,15 @@ def chain_problem(n=8, seed=3):
 
 @pytest.mark.slow
 def test_zero_gap_ends_the_run_early():
+    from portfolio.options import RunOptions
     from portfolio.runner import run_portfolio
     from portfolio_plugins.greedy import GreedyBackend
     from portfolio_plugins.localsearch import LocalSearchBackend
 
     p = chain_problem()
     limit = 60.0
-    result = run_portfolio(p, [GreedyBackend(), LocalSearchBackend(), BoundBackend()], limit,
-                           workers=2)
+    result = run_portfolio(p, [GreedyBackend(), LocalSearchBackend(), BoundBackend()],
+                           RunOptions(limit, workers=2))
     assert result.cost == true_optimum(p)
     assert result.best_bound is not None and result.best_bound.value == result.cost
     assert result.gap == 0.0

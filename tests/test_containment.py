@@ -21,6 +21,7 @@ import pytest
 from conftest import REPO, bundled_example_path
 from portfolio.backend import Backend, SolveResult, Status
 from portfolio.io import load_problem
+from portfolio.options import RunOptions
 from portfolio.runner import contain, run_portfolio
 
 HOSTILE = REPO / "tests" / "hostile"
@@ -105,8 +106,8 @@ def test_in_process_run_ends_children_and_reaps_them():
     os.environ["HOSTILE_MARKER"] = marker
     try:
         problem = load_problem(bundled_example_path())
-        result = run_portfolio(problem, [hostile_spawn.Crashes(), hostile_spawn.Leaves()], time_limit=4.0,
-                               fallback=True)
+        result = run_portfolio(problem, [hostile_spawn.Crashes(), hostile_spawn.Leaves()],
+                               RunOptions(time_limit=4.0, fallback=True))
         assert result.solution is not None
         time.sleep(0.3)
         assert _survivors(marker) == []
@@ -201,7 +202,7 @@ def _factory(tag: str, folder: Path) -> Backend:
 def test_prepare_is_not_shared_between_classes_of_the_same_name(tmp_path):
     a, b = _factory("a", tmp_path), _factory("b", tmp_path)
     assert type(a).__qualname__ == type(b).__qualname__
-    result = run_portfolio(load_problem(bundled_example_path()), [a, b], time_limit=5.0)
+    result = run_portfolio(load_problem(bundled_example_path()), [a, b], RunOptions(time_limit=5.0))
     assert (tmp_path / "a").exists() and (tmp_path / "b").exists()
     assert result.runs["same-a"].status is Status.FEASIBLE
     assert result.runs["same-b"].status is Status.FEASIBLE
@@ -211,8 +212,8 @@ def test_float_plans_follow_one_rule():
     import hostile_float as hf
 
     result = run_portfolio(load_problem(bundled_example_path()),
-                           [hf.ReportsFloats(), hf.ReturnsFloats(), hf.IntegralFloats()], time_limit=4.0,
-                           fallback=True)
+                           [hf.ReportsFloats(), hf.ReturnsFloats(), hf.IntegralFloats()],
+                           RunOptions(time_limit=4.0, fallback=True))
     for name in ("float-report", "float-return", "float-integral"):
         run = result.runs[name]
         assert run.status is Status.REJECTED, (name, run.status, run.note)
@@ -271,8 +272,8 @@ def test_runner_does_not_hang_on_available(monkeypatch):
     monkeypatch.setattr(registry, "AVAILABLE_TIMEOUT", 0.5)
 
     t0 = time.monotonic()
-    result = run_portfolio(load_problem(bundled_example_path()), [ha.Hangs(), ha.Raises()], time_limit=4.0,
-                           fallback=True)
+    result = run_portfolio(load_problem(bundled_example_path()), [ha.Hangs(), ha.Raises()],
+                           RunOptions(time_limit=4.0, fallback=True))
     assert time.monotonic() - t0 < 4.5
     assert "did not answer" in result.runs["avail-hangs"].note
     assert "available exploded" in result.runs["avail-raises"].note

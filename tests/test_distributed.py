@@ -234,7 +234,9 @@ class FakeLink:
 
 def _run_with(link: FakeLink, problem, script, seconds: float = 4.0, backends=("greedy",)):
     """A real local run with the driver's hooks; ``script(runner, t)`` feeds the inbox."""
-    from portfolio.api.solving import choose_backends, run
+    from portfolio.api.solving import choose_backends
+    from portfolio.options import RunOptions
+    from portfolio.runner import run_portfolio
 
     driver = ClusterDriver(link)
     start = time.monotonic()
@@ -243,9 +245,9 @@ def _run_with(link: FakeLink, problem, script, seconds: float = 4.0, backends=("
         script(runner, time.monotonic() - start)
         driver(runner)
 
-    result = run(problem, choose_backends(list(backends)), seconds, presolve=False,
-                 hold=driver.hold, keep_open=driver.keep_open, on_update=hook, start=start,
-                 exhaustive=False)   # the tiny instance is the shard's to settle
+    options = RunOptions(seconds, start=start)   # no exhaustive: the tiny instance is the shard's
+    result = run_portfolio(problem, choose_backends(list(backends)), options,
+                           hold=driver.hold, keep_open=driver.keep_open, on_update=hook)
     driver.finish(result.runs)
     return result, driver
 

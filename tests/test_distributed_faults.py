@@ -227,8 +227,10 @@ def test_wrong_shard_plans_are_rejected_and_the_best_verified_plan_wins(tmp_path
     driver runs the local minusage backend only, so the one good shard plan must be the answer."""
     import portfolio
     from portfolio.api.solving import choose_backends, run
-    from portfolio.distributed.driver import ClusterDriver, shard_end_wall
+    from portfolio.distributed.driver import shard_end_wall
     from portfolio.distributed.link import ClusterLink
+    from portfolio.distributed.session import ClusterSession
+    from portfolio.options import RunOptions
     from portfolio.runner import deadline_plan
 
     path, limit = bundled_example_path(), 10.0
@@ -253,15 +255,12 @@ def test_wrong_shard_plans_are_rejected_and_the_best_verified_plan_wins(tmp_path
                        command=[sys.executable, str(FAKE_SHARD), str(tmp_path / "scenario.json")])
     _, _, end = deadline_plan(start, limit)
     link.start(chosen, 0, shard_end_wall(end), {"presolve": False, "cost_scale": 1.0})
-    driver = ClusterDriver(link)
+    session = ClusterSession(link)
     try:
-        result = run(problem, chosen, limit, start=start, exhaustive=False, presolve=False,
-                     on_update=driver, hold=driver.hold, keep_open=driver.keep_open)
-        link.stop()
-        driver.finish(result.runs)
-        summary = driver.summary()
+        result = run(problem, chosen, RunOptions(limit, start=start), cluster=session)
+        summary = session.finish(result)
     finally:
-        link.close(until=start + limit - 0.4)
+        session.close(until=start + limit - 0.4)
     elapsed = time.monotonic() - start
     assert elapsed <= limit + ON_TIME
     assert len(link.shards) == 5, summary
@@ -309,13 +308,15 @@ def test_ctrl_c_prints_the_best_plan_and_leaves_no_process():
 def test_a_keep_open_that_never_closes_still_ends_on_time():
     """A hostile ``keep_open`` (always true, work elsewhere that never ends) and a ``hold`` that
     holds every backend: the run still ends by its deadline with its fallback answer."""
-    from portfolio.api.solving import choose_backends, run
+    from portfolio.api.solving import choose_backends
     from portfolio.generate import generate_problem
+    from portfolio.options import RunOptions
+    from portfolio.runner import run_portfolio
 
     problem = generate_problem(80, 4, seed=5)
     t0 = time.monotonic()
-    result = run(problem, choose_backends(["greedy", "localsearch"]), 3.0, presolve=False,
-                 exhaustive=False, hold=lambda backend: "held forever", keep_open=lambda: True)
+    result = run_portfolio(problem, choose_backends(["greedy", "localsearch"]), RunOptions(3.0),
+                           hold=lambda backend: "held forever", keep_open=lambda: True)
     assert time.monotonic() - t0 < 3.5
     assert result.solution is not None and result.winner == "fallback"
     assert all(r.status.value == "pending" for r in result.runs.values())

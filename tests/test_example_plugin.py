@@ -20,6 +20,7 @@ from conftest import REPO, bundled_example_path, reference_cost
 from portfolio.evaluate import evaluate
 from portfolio.io import load_problem
 from portfolio.registry import Registry
+from portfolio.options import RunOptions
 from portfolio.runner import run_portfolio
 
 PLUGIN = REPO / "plugins" / "example-plugin"
@@ -50,7 +51,8 @@ def test_backend_wins_a_portfolio_run_in_process(monkeypatch):
     import portfolio_example_plugin
 
     backend = Registry(plugins=[portfolio_example_plugin], load_entry_points=False).get("example")
-    result = run_portfolio(load_problem(bundled_example_path()), [backend], time_limit=2.0)
+    result = run_portfolio(load_problem(bundled_example_path()), [backend],
+                           RunOptions(time_limit=2.0))
     run = result.runs["example"]
     assert run.status.value == "feasible" and result.winner == "example"
     assert result.cost == OPTIMUM

@@ -15,6 +15,7 @@ from portfolio.backend import Capabilities, Status
 from portfolio.evaluate import evaluate
 from portfolio.exhaustive import MAX_PLANS, enumerate_optimum, plan_count
 from portfolio.io import load_problem
+from portfolio.options import RunOptions
 from portfolio.runner import run_portfolio
 from tiny import F, brute, make_problem, optimum, scaled_costs, tiny
 
@@ -105,7 +106,7 @@ class Unwanted:
 
 
 def test_a_settled_run_starts_no_backend(example):
-    result = run_portfolio(example, [Unwanted()], time_limit=20.0, exhaustive=True)
+    result = run_portfolio(example, [Unwanted()], RunOptions(time_limit=20.0, exhaustive=True))
     assert result.winner == "enumeration"
     assert result.cost == optimum(example) == 305
     assert result.proof.startswith("proven optimal by enumeration")
@@ -115,7 +116,7 @@ def test_a_settled_run_starts_no_backend(example):
 
 
 def test_without_exhaustive_the_backends_run(example):
-    result = run_portfolio(example, [Unwanted()], time_limit=5.0)
+    result = run_portfolio(example, [Unwanted()], RunOptions(time_limit=5.0))
     assert result.runs["unwanted"].status is Status.ERROR  # it ran (and raised)
 
 
@@ -125,7 +126,7 @@ def test_an_infeasible_tiny_instance_is_proven_so(tmp_path):
 
     p = make_problem([[1, 2], [3]], [(0, 2), (1, 3)], [[5, 6], [4]], [[0, 1]], [[1, 2]],
                      capacity=Capacity.uniform(8))
-    result = run_portfolio(p, [Unwanted()], time_limit=5.0, exhaustive=True)
+    result = run_portfolio(p, [Unwanted()], RunOptions(time_limit=5.0, exhaustive=True))
     assert result.solution is None
     assert result.infeasible_proven_by.startswith("enumeration")
     path = tmp_path / "tight.json"

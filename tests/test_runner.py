@@ -17,6 +17,7 @@ from portfolio.cli import bundled_example
 from portfolio.evaluate import evaluate
 from portfolio.io import load_problem
 from portfolio.registry import Registry, RegistryError
+from portfolio.options import RunOptions
 from portfolio.runner import deadline_plan, run_portfolio
 
 TESTS = Path(__file__).resolve().parent
@@ -33,7 +34,7 @@ def faulty_run(example):
     """One run with every faulty backend beside an honest enumeration, all in parallel."""
     t0 = time.time()
     backends = [fb.Enumerate(), *fb.FAULTY]
-    result = run_portfolio(example, backends, time_limit=4.0, workers=len(backends))
+    result = run_portfolio(example, backends, RunOptions(time_limit=4.0, workers=len(backends)))
     return result, time.time() - t0
 
 
@@ -87,15 +88,15 @@ def test_false_claims_are_named_and_lose_standing(faulty_run):
 
 
 def test_backend_cut_off_at_deadline_still_contributes(example):
-    result = run_portfolio(example, [fb.Hangs()], time_limit=2.0)
+    result = run_portfolio(example, [fb.Hangs()], RunOptions(time_limit=2.0))
     assert result.runs["hangs"].status is Status.TIMEOUT
     assert result.winner == "hangs"
     assert result.cost == evaluate(example, example.min_usage_strategies).cost
 
 
 def test_new_best_is_shared_with_warm_start_backends(example):
-    result = run_portfolio(example, [fb.BruteForce(), fb.WarmStartSpy()], time_limit=3.0, workers=2,
-                           early_stop=False)
+    result = run_portfolio(example, [fb.BruteForce(), fb.WarmStartSpy()],
+                           RunOptions(time_limit=3.0, workers=2, early_stop=False))
     spy, brute = result.runs["warm-spy"], result.runs["bruteforce"]
     assert spy.status is Status.FEASIBLE, spy.note
     # the spy returns the first shared plan it reads: it can only be one of bruteforce's
@@ -104,7 +105,8 @@ def test_new_best_is_shared_with_warm_start_backends(example):
 
 def test_proven_optimum_stops_the_run_early(example):
     t0 = time.time()
-    result = run_portfolio(example, [fb.BruteForce(), fb.HangsSilently()], time_limit=20.0, workers=2)
+    result = run_portfolio(example, [fb.BruteForce(), fb.HangsSilently()],
+                           RunOptions(time_limit=20.0, workers=2))
     assert time.time() - t0 < 10.0
     assert result.runs["bruteforce"].status is Status.OPTIMAL
     assert "stopped early" in result.runs["hangs-silently"].note
@@ -113,20 +115,22 @@ def test_proven_optimum_stops_the_run_early(example):
 
 def test_no_early_stop_runs_to_the_deadline(example):
     t0 = time.time()
-    result = run_portfolio(example, [fb.BruteForce(), fb.HangsSilently()], time_limit=3.0, workers=2,
-                           early_stop=False)
+    result = run_portfolio(example, [fb.BruteForce(), fb.HangsSilently()],
+                           RunOptions(time_limit=3.0, workers=2, early_stop=False))
     assert time.time() - t0 > deadline_plan(0.0, 3.0)[1] - 0.2  # ran until the kill time
     assert result.stopped_early is None and result.cost == OPTIMUM
 
 
 def test_failing_backends_still_get_the_runners_fallback_plan(example):
-    result = run_portfolio(example, [fb.Raises(), fb.Infeasible()], time_limit=2.0, fallback=True)
+    result = run_portfolio(example, [fb.Raises(), fb.Infeasible()],
+                           RunOptions(time_limit=2.0, fallback=True))
     assert result.winner == "fallback"
     assert result.cost == evaluate(example, example.min_usage_strategies).cost
 
 
 def test_without_fallback_failing_backends_leave_no_answer(example):
-    result = run_portfolio(example, [fb.Raises(), fb.Infeasible()], time_limit=2.0, fallback=False)
+    result = run_portfolio(example, [fb.Raises(), fb.Infeasible()],
+                           RunOptions(time_limit=2.0, fallback=False))
     assert result.solution is None and result.winner is None
 
 
@@ -136,7 +140,7 @@ def test_memory_infeasible_instance_has_no_plan_and_a_proof():
 
     prob = make_problem([[1, 2], [3]], [[0, 2], [1, 3]], [[4, 5], [3]], [[0, 1]], [[0, 0]],
                         capacity=Capacity.uniform(6))
-    result = run_portfolio(prob, [fb.BruteForce()], time_limit=3.0)
+    result = run_portfolio(prob, [fb.BruteForce()], RunOptions(time_limit=3.0))
     assert result.solution is None and result.cost is None
     assert result.infeasible_proven_by.startswith("memory check")
 
@@ -214,7 +218,8 @@ def test_reduced_backends_solve_the_presolved_problem_and_plans_map_back(example
 
     presolved = presolve(example)
     assert presolved.reduced.num_nodes < example.num_nodes
-    result = run_portfolio(example, [fb.BruteForceReduced()], time_limit=4.0, presolved=presolved)
+    result = run_portfolio(example, [fb.BruteForceReduced()],
+                           RunOptions(time_limit=4.0), presolved=presolved)
     run = result.runs["bruteforce-reduced"]
     assert run.status is Status.OPTIMAL
     assert run.note == f"{presolved.reduced.num_nodes} nodes"
@@ -226,7 +231,7 @@ def test_presolve_infeasibility_is_not_a_proof_backends_get_the_original(example
     class NoForbiddenFreePlan:
         reduced, infeasible = None, "node 3 has no allowed strategy"
 
-    result = run_portfolio(example, [fb.BruteForceReduced()], time_limit=4.0,
-                           presolved=NoForbiddenFreePlan())
+    result = run_portfolio(example, [fb.BruteForceReduced()],
+                           RunOptions(time_limit=4.0), presolved=NoForbiddenFreePlan())
     assert result.cost == OPTIMUM and result.infeasible_proven_by is None
     assert result.runs["bruteforce-reduced"].note == f"{example.num_nodes} nodes"

@@ -13,6 +13,7 @@ import faulty_backends as fb
 from portfolio.backend import Backend, Capabilities, NullReporter, SolveResult, Status
 from portfolio.cli import bundled_example
 from portfolio.io import load_problem
+from portfolio.options import RunOptions
 from portfolio.runner import run_portfolio
 from portfolio.runner.claims import LOWER_BOUND
 
@@ -45,7 +46,8 @@ class Bounder(Backend):
 
 
 def test_in_run_bounds_are_recorded_with_time_and_source(example):
-    result = run_portfolio(example, [Bounder([100, 50, 200, None])], time_limit=4.0, fallback=False)
+    result = run_portfolio(example, [Bounder([100, 50, 200, None])],
+                           RunOptions(time_limit=4.0, fallback=False))
     run = result.runs["bounder"]
     assert [b.value for b in run.bounds] == [100, 200]     # 50 is no improvement, None nothing
     assert run.bounds[0].time < run.bounds[1].time and run.bounds[1].note == "bound 200"
@@ -63,7 +65,8 @@ def test_in_run_bounds_are_recorded_with_time_and_source(example):
 
 
 def test_an_in_run_bound_above_a_verified_cost_is_false(example):
-    result = run_portfolio(example, [Bounder([OPTIMUM + 1000])], time_limit=3.0, fallback=False)
+    result = run_portfolio(example, [Bounder([OPTIMUM + 1000])],
+                           RunOptions(time_limit=3.0, fallback=False))
     run = result.runs["bounder"]
     assert run.lower_bound is None and run.note.startswith("false claim: lower bound 1,305")
     assert result.best_bound is None and result.to_dict()["bounds"] == []
@@ -72,7 +75,7 @@ def test_an_in_run_bound_above_a_verified_cost_is_false(example):
 
 
 def test_a_malformed_in_run_bound_is_dropped_and_named(example):
-    result = run_portfolio(example, [Bounder([float("nan")], wait=0.0)], time_limit=3.0)
+    result = run_portfolio(example, [Bounder([float("nan")], wait=0.0)], RunOptions(time_limit=3.0))
     run = result.runs["bounder"]
     assert run.bounds == [] and run.status is Status.FEASIBLE
     assert result.best_bound is None
@@ -81,7 +84,7 @@ def test_a_malformed_in_run_bound_is_dropped_and_named(example):
 def test_an_exact_in_run_bound_meeting_a_verified_plan_ends_the_run(example):
     t0 = time.monotonic()
     result = run_portfolio(example, [Bounder([200, OPTIMUM], exact=True, wait=30), fb.Enumerate()],
-                           time_limit=20.0)
+                           RunOptions(time_limit=20.0))
     assert time.monotonic() - t0 < 10.0
     assert result.cost == OPTIMUM and result.stopped_early, result.stopped_early
     assert result.proof == "proven optimal: plan by enumerate meets the bound of bounder"
@@ -103,7 +106,8 @@ def test_the_final_table_shows_the_gap_over_time(example):
 
     from portfolio.progress import final_table, gap_over_time
 
-    result = run_portfolio(example, [Bounder([100, 200])], time_limit=3.0, fallback=False)
+    result = run_portfolio(example, [Bounder([100, 200])],
+                           RunOptions(time_limit=3.0, fallback=False))
     line = gap_over_time(result)
     assert line.startswith("gap over time: 78.5 % at ") and line.endswith(" s")
     assert "57 % at" in line      # (465 - 200) / 465

@@ -16,6 +16,7 @@ from portfolio.backend import Status
 from portfolio.cli import bundled_example
 from portfolio.io import load_problem
 from portfolio.problem import FORBIDDEN
+from portfolio.options import RunOptions
 from portfolio.runner import run_portfolio
 from test_runner import OPTIMUM, _cli
 
@@ -28,14 +29,16 @@ def example():
 
 
 def test_false_infeasibility_claim_does_not_empty_the_answer(example):
-    result = run_portfolio(example, [fb.ClaimsInfeasible(), fb.Enumerate()], time_limit=4.0)
+    result = run_portfolio(example, [fb.ClaimsInfeasible(), fb.Enumerate()],
+                           RunOptions(time_limit=4.0))
     assert result.cost == OPTIMUM and result.infeasible_proven_by is None
     row = result.runs["claims-infeasible"]
     assert row.status is Status.NO_SOLUTION and row.note.startswith("false claim: infeasible")
 
 
 def test_false_infeasibility_claim_alone_is_contradicted_by_the_fallback(example):
-    result = run_portfolio(example, [fb.ClaimsInfeasible()], time_limit=3.0, fallback=True)
+    result = run_portfolio(example, [fb.ClaimsInfeasible()],
+                           RunOptions(time_limit=3.0, fallback=True))
     assert result.cost == MIN_USAGE and result.winner == "fallback"
     assert [c.false for c in result.claims] == [True]
 
@@ -43,8 +46,8 @@ def test_false_infeasibility_claim_alone_is_contradicted_by_the_fallback(example
 @pytest.mark.parametrize("early_stop", [True, False])
 def test_false_optimum_is_not_the_answer_nor_labelled_optimal(example, early_stop):
     # early_stop=False makes the outcome independent of timing; True checks the safety net waits
-    result = run_portfolio(example, [fb.QuickFalseOptimum(), fb.Enumerate()], time_limit=4.0,
-                           early_stop=early_stop)
+    result = run_portfolio(example, [fb.QuickFalseOptimum(), fb.Enumerate()],
+                           RunOptions(time_limit=4.0, early_stop=early_stop))
     assert result.cost == OPTIMUM and result.winner == "enumerate"
     assert result.proof is None
     row = result.runs["quick-false-optimum"]
@@ -53,7 +56,7 @@ def test_false_optimum_is_not_the_answer_nor_labelled_optimal(example, early_sto
 
 
 def test_false_bound_after_the_optimum_keeps_the_verified_optimum(example):
-    result = run_portfolio(example, [fb.OptimumThenFalseBound()], time_limit=4.0)
+    result = run_portfolio(example, [fb.OptimumThenFalseBound()], RunOptions(time_limit=4.0))
     assert result.cost == OPTIMUM and result.winner == "optimum-then-false-bound"
     row = result.runs["optimum-then-false-bound"]
     assert row.status is Status.FEASIBLE and row.lower_bound is None
@@ -65,21 +68,21 @@ def test_false_bound_after_the_optimum_keeps_the_verified_optimum(example):
     ("305", "not a number"), (True, "boolean"), (10**400, "too large"), (object(), "not a number"),
 ])
 def test_malformed_bound_is_dropped_and_the_run_goes_on(example, bound, words):
-    result = run_portfolio(example, [fb.OddBound(bound)], time_limit=4.0)
+    result = run_portfolio(example, [fb.OddBound(bound)], RunOptions(time_limit=4.0))
     row = result.runs["odd-bound"]
     assert result.cost == OPTIMUM and row.status is Status.FEASIBLE
     assert row.lower_bound is None and "dropped: lower_bound" in row.note and words in row.note
 
 
 def test_float_bound_is_rounded_down_and_recorded_as_a_claim(example):
-    result = run_portfolio(example, [fb.OddBound(304.9)], time_limit=4.0)
+    result = run_portfolio(example, [fb.OddBound(304.9)], RunOptions(time_limit=4.0))
     assert result.runs["odd-bound"].lower_bound == 304
     assert [(c.kind, c.value, c.false) for c in result.claims] == [("lower-bound", 304, False)]
 
 
 def test_bound_meeting_the_plan_from_another_backend_is_a_proof(example):
-    result = run_portfolio(example, [fb.OddBound(OPTIMUM, "bounder"), fb.Enumerate()], time_limit=4.0,
-                           early_stop=False)
+    result = run_portfolio(example, [fb.OddBound(OPTIMUM, "bounder"), fb.Enumerate()],
+                           RunOptions(time_limit=4.0, early_stop=False))
     assert result.cost == OPTIMUM
     if result.winner == "enumerate":
         assert result.proof == "proven optimal: plan by enumerate meets the bound of bounder"
@@ -96,7 +99,8 @@ def test_bound_meeting_the_plan_from_another_backend_is_a_proof(example):
     (["incumbent"], "not a tagged tuple"),
 ])
 def test_malformed_messages_reject_the_sender_not_the_run(example, message, words):
-    result = run_portfolio(example, [fb.SendsGarbage(message), fb.Enumerate()], time_limit=3.0)
+    result = run_portfolio(example, [fb.SendsGarbage(message), fb.Enumerate()],
+                           RunOptions(time_limit=3.0))
     row = result.runs["sends-garbage"]
     assert row.status is Status.REJECTED and words in row.note, row.note
     assert result.cost == OPTIMUM
@@ -104,7 +108,8 @@ def test_malformed_messages_reject_the_sender_not_the_run(example, message, word
 
 def test_flood_of_reports_is_throttled_and_the_run_ends_on_time(example):
     t0 = time.time()
-    result = run_portfolio(example, [fb.FloodsReports(), fb.Enumerate()], time_limit=3.0)
+    result = run_portfolio(example, [fb.FloodsReports(), fb.Enumerate()],
+                           RunOptions(time_limit=3.0))
     assert time.time() - t0 < 3.0
     row = result.runs["floods"]
     assert row.status in (Status.FEASIBLE, Status.TIMEOUT) and result.cost == OPTIMUM
@@ -118,7 +123,7 @@ def test_flood_of_reports_is_throttled_and_the_run_ends_on_time(example):
 ])
 def test_prepare_runs_in_the_worker_and_cannot_delay_the_answer(example, backend, status, words):
     t0 = time.time()
-    result = run_portfolio(example, [backend, fb.Enumerate()], time_limit=3.0)
+    result = run_portfolio(example, [backend, fb.Enumerate()], RunOptions(time_limit=3.0))
     assert time.time() - t0 < 3.5  # the runner's own end phase, on a shared machine (not 8 s)
     row = result.runs[backend.name]
     assert row.status is status and words in row.note, row.note
@@ -135,7 +140,8 @@ def _forbidden_only():
 @pytest.mark.parametrize("use_presolve", [True, False])
 def test_forbidden_only_instance_is_answered_with_or_without_presolve(use_presolve):
     prob = _forbidden_only()
-    result = run_portfolio(prob, [fb.BruteForceReduced()], time_limit=4.0, presolve=use_presolve)
+    result = run_portfolio(prob, [fb.BruteForceReduced()],
+                           RunOptions(time_limit=4.0, presolve=use_presolve))
     assert result.solution is not None and result.infeasible_proven_by is None
     assert result.cost == FORBIDDEN + 2
 

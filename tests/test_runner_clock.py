@@ -11,6 +11,7 @@ import pytest
 from portfolio.backend import Backend, Capabilities, SolveResult, Status, time_left
 from portfolio.cli import bundled_example
 from portfolio.io import load_problem
+from portfolio.options import RunOptions
 from portfolio.runner import deadline_plan, run_portfolio
 from portfolio.runner.worker import wall_deadline
 
@@ -33,7 +34,7 @@ class SaysTimeLeft(Backend):
 
 def test_the_backend_deadline_is_the_runners_monotonic_one_on_the_wall_clock(example):
     start = time.monotonic() - 1.0   # as the CLI does: the process started a second ago
-    result = run_portfolio(example, [SaysTimeLeft()], time_limit=6.0, start=start)
+    result = run_portfolio(example, [SaysTimeLeft()], RunOptions(time_limit=6.0, start=start))
     soft = deadline_plan(start, 6.0)[0]
     run = result.runs["time-left"]
     left = float(run.note)
@@ -49,4 +50,4 @@ def test_wall_deadline_converts_once():
 
 def test_a_wall_clock_start_is_refused(example):
     with pytest.raises(ValueError, match="time.monotonic"):
-        run_portfolio(example, [SaysTimeLeft()], time_limit=2.0, start=time.time())
+        run_portfolio(example, [SaysTimeLeft()], RunOptions(time_limit=2.0, start=time.time()))

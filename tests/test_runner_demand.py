@@ -14,6 +14,7 @@ from portfolio.backend import LOW, Backend, Capabilities, NullReporter, SolveRes
 from portfolio.cli import bundled_example
 from portfolio.exact import ExactOutcome, ModelSize, solve_with_engine
 from portfolio.io import load_problem
+from portfolio.options import RunOptions
 from portfolio.runner import run_portfolio
 from portfolio.runner.schedule import LOW_NICE
 
@@ -45,12 +46,13 @@ class Demanding(Backend):
 def test_a_low_demand_worker_runs_at_the_lowest_priority(example):
     base = os.nice(0)
     result = run_portfolio(example, [Demanding("low"), Demanding("normal", "normal")],
-                           time_limit=3.0, workers=2, extra_seeds=False)
+                           RunOptions(time_limit=3.0, workers=2, extra_seeds=False))
     low, normal = result.runs["low"], result.runs["normal"]
     assert low.note == f"nice={LOW_NICE}" and low.demand == LOW and low.demand_note == "testing"
     assert normal.note == f"nice={base}" and normal.demand == "normal"
     assert result.to_dict()["backends"][0]["demand"] in (LOW, "normal")
-    ignored = run_portfolio(example, [Demanding("low")], time_limit=3.0, honour_demand=False)
+    ignored = run_portfolio(example, [Demanding("low")],
+                            RunOptions(time_limit=3.0, honour_demand=False))
     assert ignored.runs["low"].note == f"nice={base}" and ignored.runs["low"].demand == LOW
     assert ignored.schedule["honour_demand"] is False
 
@@ -58,7 +60,7 @@ def test_a_low_demand_worker_runs_at_the_lowest_priority(example):
 def test_a_low_demand_worker_gets_only_the_cpu_nobody_else_wants(example):
     # both pinned to one core: CFS weights 15 (nice 19) against 1024 (nice 0)
     result = run_portfolio(example, [Demanding("low", spin=True), fb.Spin("normal")],
-                           time_limit=4.0, workers=1, policy="pin", extra_seeds=False)
+                           RunOptions(time_limit=4.0, workers=1, policy="pin", extra_seeds=False))
     low, normal = result.runs["low"].cpu_seconds, result.runs["normal"].cpu_seconds
     assert low is not None and normal is not None and normal > 0.5
     assert low < normal / 4, (low, normal)
@@ -66,14 +68,15 @@ def test_a_low_demand_worker_gets_only_the_cpu_nobody_else_wants(example):
 
 def test_a_low_demand_worker_does_not_hold_a_core_against_extra_seeds(example):
     backends = [fb.RandomSpin(), Demanding("lns", spin=True)]
-    result = run_portfolio(example, backends, time_limit=6.0, workers=2, seed=5)
+    result = run_portfolio(example, backends, RunOptions(time_limit=6.0, workers=2, seed=5))
     assert "random-spin+1" in result.runs, list(result.runs)
-    plain = run_portfolio(example, backends, time_limit=6.0, workers=2, seed=5, honour_demand=False)
+    plain = run_portfolio(example, backends,
+                          RunOptions(time_limit=6.0, workers=2, seed=5, honour_demand=False))
     assert "random-spin+1" not in plain.runs, list(plain.runs)
 
 
 def test_an_unknown_demand_rejects_its_sender(example):
-    result = run_portfolio(example, [Demanding("greedy-cpu", "high")], time_limit=3.0)
+    result = run_portfolio(example, [Demanding("greedy-cpu", "high")], RunOptions(time_limit=3.0))
     run = result.runs["greedy-cpu"]
     assert run.status is Status.REJECTED and "demand 'high'" in run.note, run.note
 
@@ -138,8 +141,9 @@ class PureBounder(Backend):
 def test_a_bound_only_backend_far_from_the_plans_goes_low(example, bound, honour, low):
     # fb.Spin verifies the least-memory plan (cost 465) at once; a bound of 100 leaves a gap of
     # 78 %, one of 462 a gap of 0.6 %
-    result = run_portfolio(example, [PureBounder(bound), fb.Spin()], time_limit=4.0, workers=2,
-                           extra_seeds=False, honour_demand=honour)
+    result = run_portfolio(example, [PureBounder(bound), fb.Spin()],
+                           RunOptions(time_limit=4.0, workers=2, extra_seeds=False,
+                                      honour_demand=honour))
     run = result.runs["pure-bounder"]
     assert run.lower_bound == bound and [b.value for b in run.bounds] == [bound]
     if low:

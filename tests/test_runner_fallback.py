@@ -117,10 +117,11 @@ def test_the_runner_reserve_avoids_forbidden_entries_without_any_backend_plan():
     """A run whose backends never report still answers forbidden-free: the runner refines its own
     reserve with the fallback (minusage is not needed for that)."""
     import faulty_backends as fb
+    from portfolio.options import RunOptions
     from portfolio.runner import run_portfolio
 
     prob = _pair([F, 0, 0, 0])          # the least-memory pair is forbidden
-    result = run_portfolio(prob, [fb.Hangs()], time_limit=2.0)
+    result = run_portfolio(prob, [fb.Hangs()], RunOptions(time_limit=2.0))
     assert result.winner == "fallback"
     ev = evaluate(prob, result.solution)
     assert ev.feasible and not ev.has_forbidden

@@ -8,6 +8,7 @@ import faulty_backends as fb
 from portfolio.backend import Status
 from portfolio.cli import bundled_example
 from portfolio.io import load_problem
+from portfolio.options import RunOptions
 from portfolio.runner import POLICIES, run_portfolio
 from portfolio.runner.schedule import core_shares
 
@@ -20,8 +21,8 @@ def example():
 @pytest.mark.parametrize("policy", POLICIES)
 def test_more_backends_than_cores_all_get_a_fair_share(example, policy):
     spins = [fb.Spin("spin-a"), fb.Spin("spin-b"), fb.Spin("spin-c")]
-    result = run_portfolio(example, spins, time_limit=4.0, workers=1, policy=policy,
-                           extra_seeds=False)
+    result = run_portfolio(example, spins,
+                           RunOptions(time_limit=4.0, workers=1, policy=policy, extra_seeds=False))
     cpu = [result.runs[s.name].cpu_seconds for s in spins]
     assert all(c is not None for c in cpu), cpu
     fair = sum(cpu) / len(cpu)        # of the CPU time the three actually got (machine is shared)
@@ -31,7 +32,7 @@ def test_more_backends_than_cores_all_get_a_fair_share(example, policy):
 
 def test_each_worker_is_told_its_cores(example):
     result = run_portfolio(example, [fb.Spin("threaded", threads=True), fb.Spin("single")],
-                           time_limit=2.5, workers=3, extra_seeds=False)
+                           RunOptions(time_limit=2.5, workers=3, extra_seeds=False))
     assert result.runs["threaded"].note.startswith("cores=2")
     assert result.runs["single"].note.startswith("cores=1")
     assert result.runs["threaded"].cores == 2
@@ -44,7 +45,8 @@ def test_spare_cores_go_to_threaded_backends_round_robin():
 
 
 def test_idle_core_runs_another_seed_of_a_randomized_backend(example):
-    result = run_portfolio(example, [fb.RandomSpin(), fb.Raises()], time_limit=6.0, workers=2, seed=5)
+    result = run_portfolio(example, [fb.RandomSpin(), fb.Raises()],
+                           RunOptions(time_limit=6.0, workers=2, seed=5))
     extra = result.runs.get("random-spin+1")
     assert extra is not None, list(result.runs)
     assert extra.backend == "random-spin" and extra.seed == 6
@@ -54,7 +56,7 @@ def test_idle_core_runs_another_seed_of_a_randomized_backend(example):
 
 
 def test_no_extra_copy_of_a_backend_that_is_not_randomized(example):
-    result = run_portfolio(example, [fb.Spin(), fb.Raises()], time_limit=3.0, workers=2)
+    result = run_portfolio(example, [fb.Spin(), fb.Raises()], RunOptions(time_limit=3.0, workers=2))
     assert set(result.runs) == {"spin", "raises"}
 
 
@@ -66,7 +68,7 @@ def test_presolve_leaving_nothing_to_decide_ends_the_run_at_once():
     import time
 
     t0 = time.time()
-    result = run_portfolio(prob, [fb.HangsSilently()], time_limit=20.0, presolve=True)
+    result = run_portfolio(prob, [fb.HangsSilently()], RunOptions(time_limit=20.0, presolve=True))
     assert time.time() - t0 < 10.0
     assert result.cost == 3 and result.solution.tolist() == [0, 0]
     assert result.proof == "proven optimal by presolve (nothing left to decide)"
@@ -77,6 +79,7 @@ def test_no_early_stop_keeps_going_after_a_presolve_proof():
     from tiny import make_problem
 
     prob = make_problem([[1, 5], [2, 7]], [[0, 2], [1, 3]], [[1, 3], [1, 3]], [[0, 1]], [[0, 1, 1, 2]])
-    result = run_portfolio(prob, [fb.HangsSilently()], time_limit=3.0, presolve=True, early_stop=False)
+    result = run_portfolio(prob, [fb.HangsSilently()],
+                           RunOptions(time_limit=3.0, presolve=True, early_stop=False))
     assert result.stopped_early is None and result.cost == 3
     assert result.runs["hangs-silently"].status is Status.TIMEOUT

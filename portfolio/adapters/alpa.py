@@ -121,6 +121,7 @@ def solve_serialized_args(N: int, M: float, s_len_np: Any, s_follow_np: Any, E_n
     ``RuntimeError``.
     """
     global last_conversion
+    from ..options import RunOptions
     from ..registry import Registry
     from ..runner import run_portfolio
 
@@ -148,8 +149,8 @@ def solve_serialized_args(N: int, M: float, s_len_np: Any, s_follow_np: Any, E_n
     if fixed:
         problem = _fix(problem, fixed)
     chosen = Registry().select(None if backends is None else list(backends))
-    result = run_portfolio(problem, chosen, time_limit, warm_start=hint, presolve=True,
-                           fallback=True, exhaustive=True)
+    options = RunOptions(time_limit, warm_start=hint, presolve=True, fallback=True, exhaustive=True)
+    result = run_portfolio(problem, chosen, options)
     ev = None if result.solution is None else evaluate(problem, result.solution)
     if ev is None or not ev.feasible or ev.has_forbidden:
         raise RuntimeError("no plan found that fits the memory budget while honouring the aliases "

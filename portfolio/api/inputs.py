@@ -13,9 +13,9 @@ from typing import Any, Mapping, Optional, Union
 
 from .. import io as pio
 from ..adapters.conversion import Conversion
-from ..adapters.json_formats import load_contest
 from ..data import example_path
 from ..errors import ProblemError
+from ..io import load_contest
 from ..problem import Problem
 
 __all__ = ["ProblemLike", "as_conversion", "as_problem", "example_path", "load", "load_contest", "read"]

@@ -1,9 +1,10 @@
 """``portfolio.solve``: the CLI's ``portfolio solve`` as a function a host program can call.
 
-The CLI and this function share :func:`choose_backends` and :func:`run`, so both pick the same
-backends and run with the same defaults (presolve, scoring every plan of a tiny instance, the
-runner's fallback plan): they give the same answers. What the function adds is for a host: nothing
-on stdout, warnings through :mod:`logging`, one exception type for bad input, improving plans
+The CLI and this function share :func:`choose_backends` and :func:`run`, and both build one
+:class:`~portfolio.options.RunOptions` with the same defaults (presolve, scoring every plan of a
+tiny instance, the runner's fallback plan), so both pick the same backends and give the same
+answers; a cluster solve goes through :mod:`portfolio.distributed.session` for both. What the
+function adds is for a host: nothing on stdout, warnings through :mod:`logging`, one exception type for bad input, improving plans
 handed to a callback in the caller's thread, and one run at a time per process.
 """
 
@@ -11,17 +12,25 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import threading
 import time
-from dataclasses import dataclass, field
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
 
 from ..errors import ProblemError
+from ..options import RunOptions
 from ..problem import Problem
 from .inputs import ProblemLike, as_conversion
 
 if TYPE_CHECKING:
+    import numpy as np
+
+    from ..adapters.conversion import Conversion
     from ..backend import BackendLike
+    from ..distributed.session import ClusterSession
+    from ..options import ClusterOptions
     from ..runner import Portfolio, PortfolioResult
 
 log = logging.getLogger("portfolio")
@@ -63,26 +72,18 @@ def choose_backends(names: Union[str, Sequence[str], None], time_limit: Optional
     return chosen
 
 
-def run(problem: Problem, backends: Sequence[BackendLike], time_limit: float, *,
-        start: Optional[float] = None, workers: Optional[int] = None, seed: int = 0,
-        presolve: bool = True, exhaustive: bool = True, early_stop: bool = True,
-        memory_limit: object = "default", policy: Optional[str] = None, honour_demand: bool = True,
-        warm_start: Any = None, on_update: Optional[Callable[[Portfolio], None]] = None,
-        hold: Optional[Callable[[Any], Optional[str]]] = None,
-        keep_open: Optional[Callable[[], bool]] = None) -> PortfolioResult:
-    """One portfolio run with the defaults of ``portfolio solve`` (which calls this too): presolve
-    under the deadline, a tiny instance settled by scoring every plan, the fallback plan held in
-    reserve. Arguments as :func:`portfolio.runner.run_portfolio`."""
+def run(problem: Problem, backends: Sequence[BackendLike], options: RunOptions, *,
+        on_update: Optional[Callable[[Portfolio], None]] = None,
+        cluster: Optional[ClusterSession] = None) -> PortfolioResult:
+    """One portfolio run, on this machine or with a cluster session's shards
+    (:func:`portfolio.distributed.session.open_session`): what ``portfolio solve`` and
+    :func:`solve` both call. The caller then ends the session (``finish``, ``close``)."""
     from ..runner import run_portfolio
 
-    kwargs: dict[str, Any] = dict(start=start, workers=workers, seed=seed, presolve=presolve,
-                                  early_stop=early_stop, memory_limit=memory_limit, fallback=True,
-                                  honour_demand=honour_demand, exhaustive=exhaustive,
-                                  warm_start=warm_start, on_update=on_update, hold=hold,
-                                  keep_open=keep_open)
-    if policy:
-        kwargs["policy"] = policy
-    return run_portfolio(problem, backends, time_limit, **kwargs)
+    if cluster is None:
+        return run_portfolio(problem, backends, options, on_update=on_update)
+    return run_portfolio(problem, backends, cluster.run_options(options),
+                         **cluster.hooks(on_update))
 
 
 @dataclass(frozen=True)
@@ -108,18 +109,23 @@ class SolveResult:
     interrupted: Optional[str]
     """``SIGINT``/``SIGTERM`` when a signal (Ctrl-C, a Jupyter interrupt) ended the run early."""
     run: PortfolioResult = field(repr=False, compare=False)
+    cluster: Optional[dict] = field(default=None, repr=False, compare=False)
+    """A cluster solve's summary (scheduler, state, shards, traffic), as the CLI's ``--json``
+    document has it under ``cluster``; None for a solve on this machine only."""
 
     def to_dict(self) -> dict:
         """A JSON-serialisable summary (with ``engines``: the solver versions that ran), with the
-        CLI's whole result document under ``run``."""
+        CLI's whole result document under ``run`` (and a cluster solve's summary under
+        ``cluster``)."""
         return {"plan": list(self.plan), "cost": self.cost, "feasible": self.feasible,
                 "lower_bound": self.lower_bound, "optimal": self.optimal, "winner": self.winner,
                 "elapsed": round(self.elapsed, 3), "proof": self.proof, "status": self.status,
                 "interrupted": self.interrupted, "engines": dict(self.run.engines),
-                "run": self.run.to_dict()}
+                "run": self.run.to_dict(), "cluster": self.cluster}
 
 
-def _summary(result: PortfolioResult, elapsed: float, expand: Callable[[Any], Any]) -> SolveResult:
+def _summary(result: PortfolioResult, elapsed: float, expand: Callable[[Any], Any],
+             cluster: Optional[dict]) -> SolveResult:
     bound = result.best_bound
     if result.solution is not None:
         status = "optimal" if result.proven_optimal else "feasible"
@@ -130,7 +136,7 @@ def _summary(result: PortfolioResult, elapsed: float, expand: Callable[[Any], An
         cost=result.cost, feasible=result.solution is not None,
         lower_bound=None if bound is None else bound.value, optimal=result.proven_optimal,
         winner=result.winner, elapsed=elapsed, proof=result.proof, status=status,
-        interrupted=result.interrupted, run=result)
+        interrupted=result.interrupted, run=result, cluster=cluster)
 
 
 class _Improvements:
@@ -157,21 +163,19 @@ class _Improvements:
             self._tell(result.cost, result.solution, result.winner or "runner")
 
 
-def _check_options(time_limit: Any, seed: Any, on_improve: Any, workers: Any,
-                   memory_limit: Any) -> None:
-    if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or \
-            not math.isfinite(time_limit) or time_limit <= 0:
-        raise ProblemError(f"time_limit: expected a positive number of seconds, got {time_limit!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise ProblemError(f"seed: expected an integer, got {seed!r}")
-    if on_improve is not None and not callable(on_improve):
-        raise ProblemError(f"on_improve: expected a callable, got {type(on_improve).__name__}")
-    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
-        raise ProblemError(f"workers: expected a positive integer, got {workers!r}")
-    if memory_limit not in ("default", None) and (isinstance(memory_limit, bool) or
-                                                   not isinstance(memory_limit, int) or memory_limit < 1):
-        raise ProblemError(f"memory_limit: expected bytes (a positive integer), None or \"default\", "
-                           f"got {memory_limit!r}")
+def _cluster(problem: ProblemLike, scheduler: Optional[str], workers: Optional[int],
+             transfer: str, unreachable: str) -> Optional[ClusterOptions]:
+    """The cluster part of the options, None without ``dask_scheduler`` or ``dask_workers``."""
+    from ..options import ClusterOptions
+
+    if scheduler is None and workers is None:
+        return None
+    cluster = ClusterOptions(scheduler, workers, transfer, unreachable)
+    if not isinstance(problem, (str, os.PathLike)):
+        name = "dask_scheduler" if scheduler is not None else "dask_workers"
+        raise ProblemError(f"{name}: a cluster solve needs the problem as a file path (its workers "
+                           f"read the file or get its bytes), got {type(problem).__name__}")
+    return cluster
 
 
 def solve(problem: ProblemLike, *, time_limit: float = 60.0,
@@ -179,7 +183,9 @@ def solve(problem: ProblemLike, *, time_limit: float = 60.0,
           on_improve: Optional[OnImprove] = None, workers: Optional[int] = None,
           presolve: bool = True, exhaustive: bool = True, early_stop: bool = True,
           memory_limit: Union[int, str, None] = "default", warm_start: Optional[Sequence[int]] = None,
-          cost_scale: float = 1.0) -> SolveResult:
+          cost_scale: float = 1.0, dask_scheduler: Optional[str] = None,
+          dask_workers: Optional[int] = None, dask_problem: str = "auto",
+          dask_unreachable: str = "local") -> SolveResult:
     """Find the cheapest feasible plan for ``problem`` within ``time_limit`` seconds of this call
     (loading included), as ``portfolio solve`` does, and return it verified.
 
@@ -190,31 +196,57 @@ def solve(problem: ProblemLike, *, time_limit: float = 60.0,
     raises ends the run (every worker is ended) and propagates. ``memory_limit``: bytes per
     backend, None for no cap, ``"default"`` for the CLI's share of the RAM. ``warm_start``: a plan to
     start from. ``cost_scale`` multiplies an XLA request's costs before rounding (docs/api.md, "XLA").
-    Bad input raises :class:`ProblemError`. Runs in this process serialise.
+    ``dask_scheduler`` (an address) or ``dask_workers`` (a local cluster of N processes) run the
+    solve across a Dask cluster as ``--dask-scheduler``/``--dask-workers`` do (docs/distributed.md),
+    ``problem`` then being a path; ``dask_problem`` and ``dask_unreachable`` are ``--dask-problem``
+    and ``--dask-unreachable``. Messages about the cluster go to the ``portfolio`` logger.
+    Bad input raises :class:`ProblemError` (also a scheduler that cannot be reached with
+    ``dask_unreachable="fail"``: ``ClusterUnavailable``, a subclass). Runs in this process serialise.
     """
     start = time.monotonic()
-    _check_options(time_limit, seed, on_improve, workers, memory_limit)
+    options = RunOptions(time_limit, start=start, workers=workers, seed=seed, presolve=presolve,
+                         exhaustive=exhaustive, early_stop=early_stop, memory_limit=memory_limit,
+                         cluster=_cluster(problem, dask_scheduler, dask_workers, dask_problem,
+                                          dask_unreachable))
+    if on_improve is not None and not callable(on_improve):
+        raise ProblemError(f"on_improve: expected a callable, got {type(on_improve).__name__}")
     if isinstance(cost_scale, bool) or not isinstance(cost_scale, (int, float)) or \
             not math.isfinite(cost_scale) or cost_scale <= 0:
         raise ProblemError(f"cost_scale: expected a positive number, got {cost_scale!r}")
-    conversion = as_conversion(problem, float(cost_scale))
-    prob = conversion.problem
-    hint = None
-    if warm_start is not None:
-        from ..evaluate import as_solution
+    with ExitStack() as stack:
+        session = None
+        if options.cluster is not None:
+            from ..distributed.session import open_session
 
-        # SolutionError, a ProblemError, names the entry
-        hint = as_solution(prob, conversion.restrict(warm_start) if conversion.maps_nodes else warm_start)
-    chosen = choose_backends(backends, time_limit)
-    told = _Improvements(on_improve, start, conversion.expand) if on_improve is not None else None
-    with _ONE_RUN:
-        result = run(prob, chosen, float(time_limit), start=start, workers=workers, seed=seed,
-                     presolve=presolve, exhaustive=exhaustive, early_stop=early_stop,
-                     memory_limit=memory_limit,
-                     warm_start=hint, on_update=told)
+            chosen = choose_backends(backends, time_limit)
+            # The whole session in the one run's time: its local cluster is a child of this
+            # process that a concurrent run would end.
+            stack.enter_context(_ONE_RUN)
+            session = open_session(options.cluster, problem, chosen, options, float(cost_scale),
+                                   say=log.warning)
+            if session is not None:
+                stack.callback(session.close)
+        conversion = as_conversion(problem, float(cost_scale))
+        if warm_start is not None:
+            options = replace(options, warm_start=_hint(conversion, warm_start))
+        if options.cluster is None:
+            chosen = choose_backends(backends, time_limit)
+            stack.enter_context(_ONE_RUN)
+        told = None if on_improve is None else _Improvements(on_improve, start, conversion.expand)
+        result = run(conversion.problem, chosen, options, on_update=told, cluster=session)
+        summary = None if session is None else session.finish(result)
     if told is not None:
         told.last(result)
-    return _summary(result, time.monotonic() - start, conversion.expand)
+    return _summary(result, time.monotonic() - start, conversion.expand, summary)
+
+
+def _hint(conversion: Conversion, warm_start: Sequence[int]) -> np.ndarray:
+    """The caller's plan (in its own node order) on the problem, checked: a bad one raises
+    :class:`SolutionError` (a ProblemError) naming the entry."""
+    from ..evaluate import as_solution
+
+    return as_solution(conversion.problem,
+                       conversion.restrict(warm_start) if conversion.maps_nodes else warm_start)
 
 
 def backends() -> list[dict]:

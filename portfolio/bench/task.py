@@ -74,6 +74,7 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
     """
     from ..backend import Status
     from ..io import load_problem
+    from ..options import RunOptions
     from ..registry import Registry
     from ..runner import presolve_for, run_portfolio
 
@@ -89,8 +90,9 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
     load_seconds = time.monotonic() - start
     workers = _workers_here(task)
     presolved, _ = presolve_for(problem, backends)  # as `portfolio solve` does
-    result = run_portfolio(problem, backends, task.time_limit, start=start, workers=workers,
-                           seed=task.seed, presolved=presolved, fallback=False)  # the backends' own rows
+    options = RunOptions(task.time_limit, start=start, workers=workers, seed=task.seed,
+                         fallback=False)  # the backends' own rows
+    result = run_portfolio(problem, backends, options, presolved=presolved)
     runs = [r for r in result.runs.values()]
     trace = _improving(result.incumbents)
     if result.solution is not None:

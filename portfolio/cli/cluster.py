@@ -1,59 +1,16 @@
 """The ``--dask-*`` options of ``portfolio solve`` and ``iopddl``: one solve across a Dask cluster
-(:mod:`portfolio.distributed`, docs/distributed.md)."""
+(:mod:`portfolio.distributed`, docs/distributed.md). The flags become a
+:class:`~portfolio.options.ClusterOptions` in the run's options; the cluster's life cycle is
+:mod:`portfolio.distributed.session`'s, shared with ``portfolio.solve``."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Callable, Optional
 
 import click
 
+from ..options import ClusterOptions
 from .app import UserError
-from .common import console
-
-
-@dataclass(frozen=True)
-class ClusterOptions:
-    scheduler: Optional[str] = None
-    workers: Optional[int] = None
-    transfer: str = "auto"
-    unreachable: str = "local"
-
-    def start(self, problem_path: str | Path, backends: Sequence[Any], seed: int, start: float,
-              time_limit: float, presolve: bool, cost_scale: float) -> Any:
-        """Start the cluster link (connecting in its own thread) and return it; None when the
-        scheduler cannot be reached and the user chose a local run (one line says so). Raises
-        :class:`UserError` (exit 2) when dask is missing or the user chose ``fail``."""
-        from ..distributed.driver import shard_end_wall
-        from ..distributed.link import LOCAL_MIN_SECONDS, ClusterLink, dask_missing, probe
-        from ..runner import deadline_plan
-
-        missing = dask_missing()
-        if missing:
-            raise UserError(missing)
-        if self.workers is not None and time_limit < LOCAL_MIN_SECONDS:
-            console.print(f"[yellow]cluster:[/] {time_limit:g} s is too short to start a local "
-                          f"cluster (at least {LOCAL_MIN_SECONDS:g} s); running on this machine only",
-                          highlight=False, soft_wrap=True)
-            return None
-        if self.scheduler is not None:
-            why = probe(self.scheduler)
-            if why:
-                if self.unreachable == "fail":
-                    raise UserError(f"cannot reach the Dask scheduler at {self.scheduler}: {why}")
-                console.print(f"[yellow]cluster:[/] cannot reach the Dask scheduler at "
-                              f"{self.scheduler} ({why}); running on this machine only",
-                              highlight=False, soft_wrap=True)
-                return None
-        if not Path(problem_path).is_file():
-            return None  # loading names the problem right after this
-        link = ClusterLink(str(problem_path), address=self.scheduler, local_workers=self.workers,
-                           transfer=self.transfer)
-        _, _, end = deadline_plan(start, time_limit)
-        link.start(backends, seed, shard_end_wall(end),
-                   {"presolve": presolve, "cost_scale": cost_scale})
-        return link
 
 
 def cluster_options(command: Callable) -> Callable:
@@ -80,6 +37,7 @@ def cluster_options(command: Callable) -> Callable:
 
 def cluster_from(scheduler: Optional[str], workers: Optional[int], transfer: str,
                  unreachable: str) -> Optional[ClusterOptions]:
+    """The flags as options (None: no cluster); the two ways to name a cluster exclude each other."""
     if scheduler is not None and workers is not None:
         raise UserError("--dask-scheduler and --dask-workers exclude each other: give one")
     if scheduler is None and workers is None:

@@ -17,7 +17,7 @@ from ..problem import Problem
 from .app import UserError
 
 if TYPE_CHECKING:
-    from ..adapters.request import Conversion
+    from ..adapters.conversion import Conversion
 
 console = Console(stderr=True, width=None if sys.stderr.isatty() else 140)
 """Rich output on stderr; when stderr is a file or pipe (logs, CI), tables get 140 columns, not 80."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +16,11 @@ from ..clock import CLOCKS, EXEC_GAP, command_start
 from ..errors import ProblemError
 from ..exhaustive import MAX_PLANS
 from ..io import format_contest
+from ..options import DEFAULT_POLICY, RunOptions
 from ..problem import Problem
 from .app import EXIT_BAD_INPUT, EXIT_NO_SOLUTION, EXIT_OK, UserError, _Command, cli
 from .backends import _select_backends
-from .cluster import ClusterOptions, cluster_from, cluster_options
+from .cluster import cluster_from, cluster_options
 from .common import _refuse_overwrite, bundled_example, console
 
 CLOCK_HELP = ("What the time limit counts from: 'program', this program's start; 'process', the "
@@ -76,16 +78,13 @@ def _load_for_solve(path: str | Path, cost_scale: float = 1.0) -> tuple[Problem,
     return conversion.problem, seconds, conversion if conversion.in_file_terms else None
 
 
-def run_solve(problem_path: str | Path, time_limit: float, backends: str | None = None,
-              workers: int | None = None, seed: int = 0, output: str | None = None,
-              as_json: bool = False, quiet: bool = False, force: bool = False,
-              use_presolve: bool = True, early_stop: bool = True, policy: str | None = None,
-              memory_limit: object = "default", honour_demand: bool = True,
-              clock: str = "program", exhaustive: bool = True, cost_scale: float = 1.0,
-              cluster: ClusterOptions | None = None) -> int:
+def run_solve(problem_path: str | Path, options: RunOptions, backends: str | None = None,
+              output: str | None = None, as_json: bool = False, quiet: bool = False,
+              force: bool = False, clock: str = "program", cost_scale: float = 1.0) -> int:
     """Run the portfolio on a problem file and report; returns the exit code.
 
-    ``cluster`` (a :class:`ClusterOptions`) runs the solve on a Dask cluster (docs/distributed.md).
+    ``options`` says what the run does (its ``start`` is set here, from ``clock``); with
+    ``options.cluster`` the solve runs on a Dask cluster (docs/distributed.md).
 
     ``clock`` says what the budget counts from (:mod:`portfolio.clock`): ``program``, this program's
     start, or ``process``, its process's creation (a shell that exec'd it included).
@@ -96,9 +95,8 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
     late: list[int] = []
     previous = _on_signals(_raise_interrupted)
     try:
-        return _run_solve(problem_path, time_limit, backends, workers, seed, output, as_json, quiet,
-                          force, use_presolve, early_stop, policy, memory_limit, late, honour_demand,
-                          clock, exhaustive, cost_scale, cluster)
+        return _run_solve(problem_path, options, backends, output, as_json, quiet, force, late,
+                          clock, cost_scale)
     except _Interrupted as stop:
         _on_signals(lambda signum, frame: None)
         console.print(f"[yellow]interrupted[/] ({stop}) before any plan was found", highlight=False)
@@ -108,16 +106,20 @@ def run_solve(problem_path: str | Path, time_limit: float, backends: str | None 
         _on_signals(previous)
 
 
-def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None,
-               workers: int | None, seed: int, output: str | None, as_json: bool, quiet: bool,
-               force: bool, use_presolve: bool, early_stop: bool, policy: str | None,
-               memory_limit: object, late: list[int], honour_demand: bool = True,
-               clock: str = "program", exhaustive: bool = True, cost_scale: float = 1.0,
-               cluster: ClusterOptions | None = None) -> int:
+def _say(line: str) -> None:
+    """A line about the cluster, on stderr."""
+    console.print(f"[yellow]{line}[/]", highlight=False, soft_wrap=True)
+
+
+def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | None,
+               output: str | None, as_json: bool, quiet: bool, force: bool, late: list[int],
+               clock: str, cost_scale: float) -> int:
     from ..api import run
     from ..progress import LiveProgress
 
     start, before = command_start(clock)
+    options = replace(options, start=start)
+    time_limit = options.time_limit
     if before >= EXEC_GAP and not quiet:
         console.print(f"clock: the process existed {before:.1f} s before this program started (a "
                       f"shell exec'd it); the {time_limit:g} s budget counts from the "
@@ -125,47 +127,25 @@ def _run_solve(problem_path: str | Path, time_limit: float, backends: str | None
                          else "program's start"), highlight=False, soft_wrap=True)
     _refuse_overwrite(output, force)
     chosen = _select_backends(backends, time_limit)
-    link = None if cluster is None else cluster.start(problem_path, chosen, seed, start, time_limit,
-                                                      use_presolve, cost_scale)
+    session = None
+    if options.cluster is not None:
+        from ..distributed.session import open_session
+
+        session = open_session(options.cluster, problem_path, chosen, options, cost_scale, say=_say)
     try:
         prob, load_s, conversion = _load_for_solve(problem_path, cost_scale)
-        kwargs: dict[str, Any] = dict(start=start, workers=workers, seed=seed, presolve=use_presolve,
-                                      early_stop=early_stop, memory_limit=memory_limit,
-                                      policy=policy, honour_demand=honour_demand,
-                                      exhaustive=exhaustive)
-        driver = None
-        if link is not None:
-            from ..distributed.driver import ClusterDriver
-
-            driver = ClusterDriver(link, say=lambda line: console.print(
-                f"[yellow]{line}[/]", highlight=False, soft_wrap=True))
-            # the cluster presolves in every shard; here only the held backends would use it
-            kwargs.update(hold=driver.hold, keep_open=driver.keep_open, presolve=False)
         if quiet:
-            result = run(prob, chosen, time_limit, on_update=driver, **kwargs)
+            result = run(prob, chosen, options, cluster=session)
         else:
             with LiveProgress(console) as progress:
-                result = run(prob, chosen, time_limit, on_update=_both(driver, progress), **kwargs)
-        if link is not None:
-            link.stop()
-            driver.finish(result.runs)
+                result = run(prob, chosen, options, on_update=progress, cluster=session)
+        cluster_doc = None if session is None else session.finish(result)
         _on_signals(lambda signum, frame: late.append(signum))  # the answer is printed whatever comes
-        return _report(result, problem_path, time_limit, seed, output, as_json, quiet, late,
-                       prob, load_s, conversion, None if driver is None else driver.summary())
+        return _report(result, problem_path, time_limit, options.seed, output, as_json, quiet, late,
+                       prob, load_s, conversion, cluster_doc)
     finally:
-        if link is not None:  # the answer is out: end the cluster side before the budget's end
-            link.close(until=start + time_limit - 1.0)
-
-
-def _both(first: Any, second: Any) -> Any:
-    """One ``on_update`` calling two (either may be None)."""
-    if first is None:
-        return second
-
-    def hook(runner: Any) -> None:
-        first(runner)
-        second(runner)
-    return hook
+        if session is not None:  # the answer is out: end the cluster side before the budget's end
+            session.close()
 
 
 def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
@@ -281,14 +261,15 @@ def solve(problem: str | None, time_limit: float, backends: str | None, workers:
     cluster = cluster_from(dask_scheduler, dask_workers, dask_problem, dask_unreachable)
 
     try:
-        cap: object = "default" if memory_limit is None else parse_size(memory_limit)
+        cap: Any = "default" if memory_limit is None else parse_size(memory_limit)
     except ValueError as exc:
         raise UserError(f"--memory-limit: {exc}") from None
-    sys.exit(run_solve(problem or bundled_example(), time_limit, backends, workers, seed, output,
-                       as_json, quiet, force, use_presolve=not no_presolve,
-                       early_stop=not no_early_stop, policy=policy, memory_limit=cap,
-                       honour_demand=not ignore_demand, clock=clock, exhaustive=not no_exhaustive,
-                       cost_scale=cost_scale, cluster=cluster))
+    options = RunOptions(time_limit, workers=workers, seed=seed, presolve=not no_presolve,
+                         exhaustive=not no_exhaustive, early_stop=not no_early_stop,
+                         policy=policy or DEFAULT_POLICY, memory_limit=cap,
+                         honour_demand=not ignore_demand, cluster=cluster)
+    sys.exit(run_solve(problem or bundled_example(), options, backends, output, as_json, quiet,
+                       force, clock=clock, cost_scale=cost_scale))
 
 
 @click.command(cls=_Command, context_settings={"help_option_names": ["-h", "--help"]})
@@ -309,8 +290,8 @@ def _iopddl(problem: str, timeout: float, clock: str, no_exhaustive: bool,
     """
     try:
         cluster = cluster_from(dask_scheduler, dask_workers, dask_problem, dask_unreachable)
-        code = run_solve(problem, timeout, quiet=True, clock=clock, exhaustive=not no_exhaustive,
-                         cluster=cluster)
+        options = RunOptions(timeout, presolve=True, exhaustive=not no_exhaustive, cluster=cluster)
+        code = run_solve(problem, options, quiet=True, clock=clock)
     except ProblemError as exc:
         raise UserError(str(exc)) from None
     sys.exit(code)

@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional
 
 from ..backend import Status
 from ..runner.result import BackendRun
-from ..runner.stopping import is_safety_net
+from ..runner.order import is_safety_net
 from .link import SHARD_MARGIN, ClusterLink
 from .plans import PlanDecodeError, decode_plan
 

@@ -22,10 +22,8 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 from urllib.parse import urlsplit
 
+from ..options import TRANSFERS
 from .split import Shard, WorkerInfo, split_shards
-
-TRANSFERS = ("auto", "path", "scatter")
-UNREACHABLE = ("local", "fail")
 
 CONNECT_TIMEOUT = 10.0
 """Longest wait for the Dask handshake with a scheduler that answered the TCP check."""
@@ -52,10 +50,6 @@ COLLECT_EVERY = 0.05
 SHARD_MARGIN = 0.3
 """The shards' own deadline lies this many seconds before the driver's answer deadline; the driver
 stops them earlier, when it answers (see ``driver.shard_end_wall``)."""
-
-
-class ClusterUnavailable(RuntimeError):
-    """The scheduler cannot be reached, or dask is not installed (one line for the user)."""
 
 
 def dask_missing() -> Optional[str]:

@@ -147,11 +147,10 @@ def main() -> int:
         return 2
     inbox = Inbox(incoming)
     outbox.send({"kind": "hello", "pid": os.getpid(), "wall": time.time()})
-    from ..api.inputs import read
-    from ..api.solving import choose_backends, run
+    from ..adapters.formats import read_any
 
     try:
-        conversion = read(spec["problem"], float(spec.get("cost_scale", 1.0)))
+        conversion = read_any(spec["problem"], cost_scale=float(spec.get("cost_scale", 1.0)))
     except Exception as exc:  # ProblemError, OSError: the driver names it in the shard's row
         outbox.send({"kind": "done", "status": "error", "note": f"cannot load: {exc}"[:500]})
         return 2
@@ -164,10 +163,14 @@ def main() -> int:
         return 0
     hook = ShardHook(outbox, inbox)
     try:
-        chosen = choose_backends(spec["backends"], limit)
-        result = run(problem, chosen, limit, start=start,
-                     workers=int(spec.get("threads", 1)) or None, seed=int(spec.get("seed", 0)),
-                     presolve=bool(spec.get("presolve", True)), on_update=hook)
+        from ..options import RunOptions
+        from ..runner import run_portfolio
+
+        options = RunOptions(limit, start=start, workers=int(spec.get("threads", 1)) or None,
+                             seed=int(spec.get("seed", 0)),
+                             presolve=bool(spec.get("presolve", True)),
+                             exhaustive=True)   # as `portfolio solve` runs
+        result = run_portfolio(problem, _backends(spec["backends"], limit), options, on_update=hook)
     except Exception as exc:  # a backend missing on this worker, a broken install: say so
         outbox.send({"kind": "done", "status": "error",
                      "note": f"{type(exc).__name__}: {exc}"[:500]})
@@ -186,6 +189,21 @@ def main() -> int:
                  "runs": [{"name": r.name, "status": r.status.value, "best": r.best_cost, "note": r.note[:200]}
                           for r in result.runs.values()]})
     return 0
+
+
+def _backends(names: list[str], limit: float) -> list:
+    """The shard's backends by name (the driver chose them, so each is known there), each available
+    here; ``available()`` checks may take a tenth of the shard's budget. A name this worker does not
+    know or cannot run raises ``RegistryError`` naming it."""
+    import logging
+
+    from ..registry import AVAILABLE_TIMEOUT, Registry
+
+    registry = Registry()
+    for warning in registry.warnings:   # on stderr, into the worker's log
+        logging.getLogger("portfolio").warning(warning)
+    registry.check_timeout = min(AVAILABLE_TIMEOUT, max(0.5, 0.1 * limit))
+    return registry.resolve(list(names))
 
 
 def _final_plan(plan: Any) -> dict:

@@ -33,7 +33,7 @@ class Answers:
     """Mixin of :class:`.core.Portfolio`: verification, claims and the final result.
 
     Uses ``problem``, ``runs``, ``claims``, ``best``/``best_eval``/``best_backend``, ``reserve``,
-    ``shared`` (the best plan published to workers), ``fallback`` and ``now()``."""
+    ``shared`` (the best plan published to workers), ``options`` and ``now()``."""
 
     def _consider(self, run: Optional[BackendRun], plan: object, note: str
                   ) -> tuple[Optional[str], Optional[Evaluation]]:
@@ -156,7 +156,7 @@ class Answers:
         instance, every plan scored (no compilation in any of them)."""
         plain = np.asarray(self.problem.min_usage_strategies, dtype=np.int64)
         ev = evaluate(self.problem, plain)
-        if self.exhaustive:
+        if self.options.exhaustive:
             self._enumerate()
         if ev.feasible:
             self.reserve = (plain, ev)
@@ -193,7 +193,7 @@ class Answers:
         answer was the plain least-memory plan with 6,671 forbidden choices), and a run without
         ``minusage`` would never get it."""
         self.reserve_refined = True
-        if not self.fallback or self.reserve is None or not self.reserve[1].has_forbidden:
+        if not self.options.fallback or self.reserve is None or not self.reserve[1].has_forbidden:
             return
         left = self.soft_deadline - time.monotonic()
         if left < 0.5:
@@ -250,7 +250,7 @@ class Answers:
                 run.note = f"never started: {why}"
         self._check_claims()
         solution, evaluation, winner = self.best, self.best_eval, self.best_backend
-        if self.fallback and self.reserve is not None and (
+        if self.options.fallback and self.reserve is not None and (
                 evaluation is None or self.reserve[1].cost < evaluation.cost):
             solution, evaluation, winner = self.reserve[0], self.reserve[1], FALLBACK
         cost = None if evaluation is None else evaluation.cost
@@ -261,12 +261,12 @@ class Answers:
             standing = [c for c in self.claims.infeasible_claims() if c.exact]
             infeasible_by = standing[0].source if standing else None
         return PortfolioResult(
-            problem=self.problem.name, time_limit=self.time_limit, runs=self.runs,
+            problem=self.problem.name, time_limit=self.options.time_limit, runs=self.runs,
             solution=solution, evaluation=evaluation, winner=winner, elapsed=self.now(),
             infeasible_proven_by=infeasible_by, proof=proof, claims=list(self.claims.claims),
             stopped_early=self.stopped_early, presolve=self.presolve_info, interrupted=self.interrupted,
             schedule={"policy": self.scheduler.policy, "cores": self.cores,
-                      "honour_demand": self.honour_demand},
+                      "honour_demand": self.options.honour_demand},
             engines=engine_versions(self.backends),
         )
 

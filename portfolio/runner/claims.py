@@ -5,7 +5,7 @@ A claim is recorded with its source and checked against every verified plan. A c
 by a verified plan (a bound above a verified cost, "infeasible" while a feasible plan exists) is
 marked false and named in the results; the plans its source reported stay eligible. Claims decide
 nothing about the answer's plan; they may only end a run early, and only when the source declares
-the ``exact`` capability (see :meth:`ClaimBook.stop_reason`).
+the ``exact`` capability (the rule: :func:`.stopping.claim_stop`).
 
 This module is also the place for bound bookkeeping (best bound, its source, the gap).
 """
@@ -110,14 +110,3 @@ class ClaimBook:
 
     def infeasible_claims(self) -> list[Claim]:
         return [c for c in self.standing() if c.kind == INFEASIBLE]
-
-    def stop_reason(self, best_cost: Optional[int]) -> Optional[str]:
-        """Why the run may end now (claims by exact sources only), or None."""
-        for c in self.meeting(best_cost):
-            if c.exact:
-                return f"{c.source} claims the answer optimal" if c.backend != "runner" else c.source
-        if best_cost is None:
-            for c in self.infeasible_claims():
-                if c.exact:
-                    return f"{c.source} claims the instance infeasible"
-        return None

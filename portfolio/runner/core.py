@@ -22,53 +22,51 @@ import numpy as np
 
 from ..backend import BackendLike
 from ..evaluate import Evaluation
+from ..options import RunOptions
 from ..problem import Problem
 from ..registry import start_checks
 from . import contain
 from .answers import FALLBACK, Answers
 from .claims import ClaimBook
+from .demotion import Demotion
 from .launch import Launching, _Presolve
+from .order import StartOrder, safety_until, start_order
 from .result import BackendRun, PortfolioResult
-from .schedule import DEFAULT_POLICY, Scheduler, core_shares, machine_cores
-from .stopping import SAFETY_FIRST, SAFETY_WAIT, StopRules, deadline_plan
+from .schedule import Scheduler, core_shares, machine_cores
+from .stopping import StopRules, deadline_plan
 from .supervise import Supervision, _Worker
-from .worker import PlanMapping, SharedBest, has_prepare
+from .worker import PlanMapping, SharedBest
 
 __all__ = ["FALLBACK", "Portfolio", "deadline_plan", "run_portfolio"]
 
 
-class Portfolio(Launching, Supervision, Answers, StopRules):
+class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules):
     """One portfolio run. Use :func:`run_portfolio`; this class holds the run's state and its event
     loop; the methods it inherits are grouped by job: :mod:`.launch` (starting presolve and workers),
     :mod:`.supervise` (messages, ending workers), :mod:`.answers` (verification, claims, result),
+    and one module per rule: :mod:`.order` (start order), :mod:`.demotion` (low CPU demand),
     :mod:`.stopping` (deadlines, early stop, signals)."""
 
-    def __init__(self, problem: Problem, backends: Sequence[BackendLike], time_limit: float,
-                 start: Optional[float] = None, workers: Optional[int] = None, seed: int = 0,
-                 warm_start: Optional[np.ndarray] = None,
+    def __init__(self, problem: Problem, backends: Sequence[BackendLike], options: RunOptions, *,
                  on_update: Optional[Callable[["Portfolio"], None]] = None,
-                 presolved: Optional[PlanMapping] = None, presolve: bool = False,
-                 early_stop: bool = True, policy: str = DEFAULT_POLICY,
-                 extra_seeds: bool = True, memory_limit: object = "default",
-                 fallback: bool = True, honour_demand: bool = True, exhaustive: bool = False,
+                 presolved: Optional[PlanMapping] = None,
                  hold: Optional[Callable[[BackendLike], Optional[str]]] = None,
                  keep_open: Optional[Callable[[], bool]] = None) -> None:
         names = [b.name for b in backends]
         if len(set(names)) != len(names):
             raise ValueError(f"backend listed twice: {names}")
-        self.problem, self.backends, self.time_limit = problem, list(backends), time_limit
+        if not isinstance(options, RunOptions):
+            raise TypeError(f"options: expected RunOptions, got {type(options).__name__}")
+        self.problem, self.backends, self.options = problem, list(backends), options
+        start = options.start
         self.start = time.monotonic() if start is None else start
         if self.start > time.monotonic() + 1.0:
             raise ValueError(f"start {start!r} lies in the future: run_portfolio takes a "
                              f"time.monotonic() value, not time.time()")
-        self.soft_deadline, self.kill_time, self.end = deadline_plan(self.start, time_limit)
-        self.cores = max(1, workers or machine_cores())
+        self.soft_deadline, self.kill_time, self.end = deadline_plan(self.start, options.time_limit)
+        self.cores = max(1, options.workers or machine_cores())
         self.workers = self.cores
-        self.seed, self.on_update, self.early_stop = seed, on_update, early_stop
-        self.extra_seeds = extra_seeds
-        self.honour_demand = honour_demand  # a backend's declared low CPU demand lowers its priority
-        self.fallback = fallback  # the reserve plan may be the answer (it always checks claims)
-        self.exhaustive = exhaustive  # score every plan of a tiny instance before any backend
+        self.on_update = on_update
         # Work done elsewhere (a cluster, see portfolio.distributed): ``hold(backend)`` says why a
         # waiting backend may not start yet (None: it may); ``keep_open()`` keeps the loop going
         # with no live worker, so that plans offered from outside (``offer``) still count.
@@ -76,17 +74,18 @@ class Portfolio(Launching, Supervision, Answers, StopRules):
         self.spare_pids: set[int] = set()   # children the runner must not end (a cluster's host)
         # Bytes one backend (with everything it starts) may use; "default": a share of the RAM.
         self.memory_limit: Optional[int] = (contain.default_memory_limit(len(self.backends))
-                                            if memory_limit == "default" else memory_limit)
+                                            if options.memory_limit == "default"
+                                            else options.memory_limit)
         self.next_memory_check = 0.0
         self.interrupted: Optional[str] = None  # the signal that ended the run early, if any
         self.adopting, self.run_ticks = False, 0
-        self.scheduler = Scheduler(policy, self.cores)
+        self.scheduler = Scheduler(options.policy, self.cores)
         shares = core_shares([getattr(b.capabilities, "threads", False) for b in self.backends],
                              self.cores)
-        self.runs = {b.name: BackendRun(b.name, seed=seed, cores=c) for b, c in zip(self.backends, shares)}
+        self.runs = {b.name: BackendRun(b.name, seed=options.seed, cores=c)
+                     for b, c in zip(self.backends, shares)}
         self.by_name = {b.name: b for b in self.backends}
-        # Backends without set-up first: they start before a slow compile can hold anything up.
-        self.waiting = sorted(self.backends, key=has_prepare)
+        self.waiting = start_order(self.backends)
         self.compiling: dict[str, str] = {}     # prepare key -> run compiling it right now
         self.copies: dict[str, int] = {}
         self.active: list[_Worker] = []
@@ -100,13 +99,12 @@ class Portfolio(Launching, Supervision, Answers, StopRules):
         self.presolved: Optional[PlanMapping] = None
         self.presolve_info: Optional[dict] = None
         self.presolve_job: Optional[_Presolve] = None
-        self.want_presolve = presolve  # even without reduced backends: it may settle the instance
         if presolved is not None:
             self._use_presolved(presolved, None)
         self.ctx = mp.get_context("fork")
         self.shared = SharedBest(self.ctx, problem.num_nodes)
-        if warm_start is not None:
-            self._consider(None, np.asarray(warm_start, dtype=np.int64), "given warm start")
+        if options.warm_start is not None:
+            self._consider(None, np.asarray(options.warm_start, dtype=np.int64), "given warm start")
             if self.best_backend is not None:
                 self.best_backend = "(warm start)"
 
@@ -115,7 +113,7 @@ class Portfolio(Launching, Supervision, Answers, StopRules):
 
 
     def run(self) -> PortfolioResult:
-        self.safety_until = time.monotonic() + min(SAFETY_WAIT, SAFETY_FIRST * self.time_limit)
+        self.safety_until = safety_until(time.monotonic(), self.options.time_limit)
         saved = self._catch_signals()
         # Orphans of workers come to this process, not to init, so that they can be ended too.
         self.run_ticks = contain.now_ticks()
@@ -130,7 +128,8 @@ class Portfolio(Launching, Supervision, Answers, StopRules):
                 for run in self.runs.values():
                     run.note = f"the runner settled the instance first: {settled}"
             else:
-                if self.want_presolve and self.presolve_info is None and self.presolved is None:
+                # even without reduced backends: presolve may settle the instance
+                if self.options.presolve and self.presolve_info is None and self.presolved is None:
                     self._start_presolve()
                 self._loop()
         finally:
@@ -171,9 +170,7 @@ class Portfolio(Launching, Supervision, Answers, StopRules):
                 self.stopped_early = reason
                 self._stop_all(f"the run stopped early: {reason}")
                 return
-            if not live and self.presolve_job is None and (
-                    not self.waiting or time.monotonic() >= self.soft_deadline) and not (
-                    self.keep_open is not None and self.keep_open()):
+            if self._nothing_left(live):
                 return
             if time.monotonic() >= self.kill_time:
                 self._stop_all("the deadline came; terminated")
@@ -199,39 +196,39 @@ class Portfolio(Launching, Supervision, Answers, StopRules):
 
 
 
-def run_portfolio(problem: Problem, backends: Sequence[BackendLike], time_limit: float,
-                  start: Optional[float] = None, workers: Optional[int] = None, seed: int = 0,
-                  warm_start: Optional[np.ndarray] = None,
+def run_portfolio(problem: Problem, backends: Sequence[BackendLike], options: RunOptions, *,
                   on_update: Optional[Callable[[Portfolio], None]] = None,
-                  presolved: Optional[PlanMapping] = None, presolve: bool = False,
-                  early_stop: bool = True, policy: str = DEFAULT_POLICY,
-                  extra_seeds: bool = True, memory_limit: object = "default",
-                  fallback: bool = True, honour_demand: bool = True,
-                  exhaustive: bool = False,
+                  presolved: Optional[PlanMapping] = None,
                   hold: Optional[Callable[[BackendLike], Optional[str]]] = None,
                   keep_open: Optional[Callable[[], bool]] = None) -> PortfolioResult:
-    """Run ``backends`` on ``problem`` until ``start + time_limit`` and return the best verified plan.
+    """Run ``backends`` on ``problem`` until ``options.start + options.time_limit`` and return the
+    best verified plan. ``options`` (:class:`portfolio.options.RunOptions`) says what the run does;
+    the keyword arguments are the run's live hooks and data, not settings.
 
-    ``start`` is a ``time.monotonic()`` value (default: now; system-wide on Linux, so it compares
-    across the forked workers); the CLI passes the process start time so that loading counts against
-    the budget. A ``time.time()`` value (in the future on the monotonic scale) is refused.
-    ``workers`` is the number of cores to share (default: this process's CPU affinity); every
-    backend starts at once whatever their number. With ``presolved`` (a :class:`PlanMapping` of ``problem``) or ``presolve=True`` (presolve in a child
-    under the deadline), backends declaring ``reduced`` work on the presolved problem.
-    ``early_stop=False`` keeps the run going to the deadline whatever is claimed or proven.
-    ``memory_limit`` caps each backend's memory in bytes (None: no cap; default: a share of the RAM,
-    see :func:`.contain.default_memory_limit`). SIGINT/SIGTERM end the run at once with the best
+    ``options.start`` is a ``time.monotonic()`` value (default: now; system-wide on Linux, so it
+    compares across the forked workers); the CLI passes the process start time so that loading
+    counts against the budget. A ``time.time()`` value (in the future on the monotonic scale) is
+    refused. ``workers`` is the number of cores to share (default: this process's CPU affinity);
+    every backend starts at once whatever their number. With ``presolved`` (a
+    :class:`PlanMapping` of ``problem``) or ``options.presolve`` (presolve in a child under the
+    deadline), backends declaring ``reduced`` work on the presolved problem. ``early_stop=False``
+    keeps the run going to the deadline whatever is claimed or proven. ``memory_limit`` caps each
+    backend's memory in bytes (None: no cap; default: a share of the RAM, see
+    :func:`.contain.default_memory_limit`). SIGINT/SIGTERM end the run at once with the best
     verified plan; ``PortfolioResult.interrupted`` names the signal. ``fallback`` (default True)
-    makes the runner's own least-memory plan the answer when no backend found a cheaper one, so that
-    a run always answers; ``bench`` turns it off so that a configuration's row is its backends' own.
-    ``honour_demand`` (default True) gives a backend that declares a low CPU demand
-    (``report.demand("low")``) the lowest priority (see :mod:`.schedule`); False ignores demands.
-    ``exhaustive`` (the CLI's default) first scores every plan of a tiny instance
+    makes the runner's own least-memory plan the answer when no backend found a cheaper one, so
+    that a run always answers; ``bench`` turns it off so that a configuration's row is its
+    backends' own. ``honour_demand`` (default True) gives a backend that declares a low CPU demand
+    (``report.demand("low")``) the lowest priority (see :mod:`.demotion`); False ignores demands.
+    ``exhaustive`` (the CLI's choice) first scores every plan of a tiny instance
     (:mod:`portfolio.exhaustive`); when that settles it, the run ends before any backend starts.
+    ``options.cluster`` is not read here: :mod:`portfolio.distributed.session` reads it and hands
+    the run its hooks.
+
+    ``on_update(portfolio)`` is called at every turn of the event loop (at least every 0.1 s).
     ``hold`` and ``keep_open`` are for work done outside this machine (:mod:`portfolio.distributed`):
     a backend ``hold`` gives a reason for waits, and the run goes on while ``keep_open()`` is true
     even with no worker alive (plans come in through :meth:`Portfolio.offer` from ``on_update``).
     """
-    return Portfolio(problem, backends, time_limit, start, workers, seed, warm_start, on_update,
-                     presolved, presolve, early_stop, policy, extra_seeds, memory_limit,
-                     fallback, honour_demand, exhaustive, hold, keep_open).run()
+    return Portfolio(problem, backends, options, on_update=on_update, presolved=presolved,
+                     hold=hold, keep_open=keep_open).run()

@@ -1,6 +1,5 @@
-"""Starting things: presolve in a child, and workers in an order that keeps the answer safe
-(quick backends first, one compile per JIT cache, reduced backends after presolve), plus extra seed
-copies of randomized backends on idle cores."""
+"""Starting things: presolve in a child, workers when the start-order rule (:mod:`.order`) lets
+them start, and extra seed copies of randomized backends on idle cores (which one: :mod:`.order`)."""
 
 from __future__ import annotations
 
@@ -8,16 +7,14 @@ import multiprocessing as mp
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Optional
 
 import numpy as np
 
-from ..backend import LOW, BackendLike, Status
+from ..backend import BackendLike, Status
 from ..registry import poll_available
 from . import validate
 from .presolving import PRESOLVE_SHARE, presolve_main
 from .result import BackendRun
-from .stopping import EXTRA_MIN_SECONDS, is_safety_net
 from .supervise import _Worker
 from .worker import WorkerSpec, prepare_key, to_hint, worker_main
 
@@ -46,7 +43,8 @@ class Launching:
     """Mixin of :class:`.core.Portfolio`: presolve's life cycle and starting workers.
 
     Uses ``waiting``, ``runs``, ``compiling``, ``copies``, ``active``, ``presolve_job``, ``ctx``,
-    ``scheduler`` and the deadlines set in :class:`.core.Portfolio`."""
+    ``scheduler``, the deadlines set in :class:`.core.Portfolio` and the start-order rule's
+    ``_blocked`` and ``_extra_choice`` (:class:`.order.StartOrder`)."""
 
     # ---------------------------------------------------------------- starting workers
     def _start_presolve(self) -> None:
@@ -57,23 +55,6 @@ class Launching:
         child.close()
         left = max(0.0, self.soft_deadline - time.monotonic())
         self.presolve_job = _Presolve(process, parent, time.monotonic() + PRESOLVE_SHARE * left, self.now())
-
-    def _blocked(self, backend: BackendLike) -> Optional[str]:
-        """Why a waiting backend cannot start yet, or None."""
-        held = self.hold(backend) if self.hold is not None else None
-        if held:
-            return held
-        if not is_safety_net(backend) and time.monotonic() < self.safety_until:
-            pending = any(is_safety_net(b) for b in self.waiting)
-            running = any(not w.done and is_safety_net(w.backend) for w in self.active)
-            if pending or running:
-                return "waiting for the safety net (quick backends first)"
-        if backend.capabilities.reduced and self.presolve_job is not None:
-            return "waiting for presolve"
-        key = prepare_key(backend)
-        if key is not None and key in self.compiling:
-            return f"waiting for compilation by {self.compiling[key]}"
-        return None
 
     def _launch_ready(self) -> None:
         # available() is plugin code in the parent: every check runs at once in a thread under the
@@ -106,7 +87,7 @@ class Launching:
         if self.presolved is not None and backend.capabilities.reduced:
             problem, mapping = self.presolved.reduced, self.presolved
             warm = to_hint(mapping, warm)
-        elif backend.capabilities.reduced and self.want_presolve and self.presolve_info is None:
+        elif backend.capabilities.reduced and self.options.presolve and self.presolve_info is None:
             run.note = "presolve not ready: original problem"
         spec = WorkerSpec(backend, problem, self.soft_deadline, run.seed, warm, self.start,
                           self.shared if backend.capabilities.warm_start else None, mapping, run.cores)
@@ -126,26 +107,13 @@ class Launching:
 
     def _launch_extra(self) -> None:
         """Idle cores while budget is left: another copy of a randomized backend, new seed."""
-        if not self.extra_seeds or self.waiting or self.presolve_job is not None:
-            return
-        if self.soft_deadline - time.monotonic() < EXTRA_MIN_SECONDS:
-            return
-        live = [w for w in self.active if not w.done]
-        busy = [w for w in live if not (self.honour_demand and w.run.demand == LOW)]
-        if sum(w.run.cores for w in busy) >= self.cores:
-            return
-        candidates = [w.backend for w in live
-                      if getattr(w.backend.capabilities, "randomized", False) and w.run.phase == "solve"]
-        if not candidates:
-            return
-        backend = min(candidates, key=lambda b: (self.copies.get(b.name, 0), b.name))
-        setup = self.runs[backend.name].prepare_seconds or 0.0  # a copy loads the JIT cache again
-        if self.soft_deadline - time.monotonic() < EXTRA_MIN_SECONDS + setup:
+        backend = self._extra_choice()
+        if backend is None:
             return
         k = self.copies.get(backend.name, 0) + 1
         self.copies[backend.name] = k
-        run = BackendRun(f"{backend.name}+{k}", backend=backend.name, seed=self.seed + k, cores=1,
-                         note=f"extra copy on an idle core, seed {self.seed + k}")
+        run = BackendRun(f"{backend.name}+{k}", backend=backend.name, seed=self.options.seed + k,
+                         cores=1, note=f"extra copy on an idle core, seed {self.options.seed + k}")
         self.runs[run.name] = run
         self._launch(backend, run)
 

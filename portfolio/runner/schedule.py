@@ -12,20 +12,15 @@ that never frees its core. Three rules share the cores when there are more worke
   time so far run and the others are stopped (SIGSTOP/SIGCONT round robin). All are resumed
   shortly before the deadline so that each can return its result.
 
-Under every rule, a backend that declares a low CPU demand (``report.demand("low")``: an exact
-backend whose full model does not fit and that runs LNS windows instead) gets the lowest priority:
-its process group goes to nice 19 (CFS weight 15 against 1024 at nice 0, so it runs on cores no
-one else wants), under ``slices`` it gets a slice only when fewer normal workers than cores are
-left, and it does not count as holding a core when idle cores are filled with extra seeds. Why:
-measured at 60 s on the shared instances whose exact model does not fit, the LNS windows improved
-nothing while taking cores from the local search (``docs/benchmarks/runner.md``). The runner
-applies the same to a bound-only backend (exact, not anytime: ``bound``) whose in-run bound still
-leaves a gap above ``HOPELESS_GAP`` after solving for ``BOUNDER_CHECK`` of the budget: it cannot end
-the run soon, and its core is worth more to the plan makers (an extra local-search seed takes it).
+Under every rule, a backend with a low CPU demand (who gets one and why: :mod:`.demotion`) gets
+the lowest priority: its process group goes to nice 19 (CFS weight 15 against 1024 at nice 0, so it
+runs on cores no one else wants), under ``slices`` it gets a slice only when fewer normal workers
+than cores are left, and it does not count as holding a core when idle cores are filled with extra
+seeds.
 
 Cores beyond the number of backends go to backends declaring ``threads`` (told through
 ``PORTFOLIO_CORES``), and whenever a core falls idle while budget is left the runner starts another
-copy of a ``randomized`` backend with a new seed (see :mod:`portfolio.runner.launch`).
+copy of a ``randomized`` backend with a new seed (which one: :mod:`.order`).
 """
 
 from __future__ import annotations
@@ -34,17 +29,12 @@ import os
 import signal
 from typing import Iterable, Optional, Sequence
 
-POLICIES = ("share", "pin", "slices")
-DEFAULT_POLICY = "share"
+from ..options import POLICIES
+
 SLICE = 0.5
 """Seconds of one time slice under ``slices``."""
 LOW_NICE = 19
 """The nice value of a worker that declared a low CPU demand (the lowest priority)."""
-BOUNDER_CHECK = 0.2
-HOPELESS_GAP = 0.01
-"""A bound-only backend (exact, not anytime) that has been solving for ``BOUNDER_CHECK`` of the
-budget and whose best bound leaves a gap above ``HOPELESS_GAP`` to the best verified cost gets a low
-demand."""
 
 
 def machine_cores() -> int:

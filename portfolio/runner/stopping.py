@@ -1,6 +1,7 @@
-"""Deadlines and early-stop decisions: when backends must finish, when stragglers are killed, and
-when a run may end before its deadline (a proof, or an exact backend's claim once the quick
-backends have had their say). Also the run's reaction to SIGINT/SIGTERM."""
+"""The stopping rule: the deadlines (when backends must finish, when stragglers are killed), when a
+run may end before its deadline (a proof of the runner's own, or an exact backend's claim met by a
+verified plan once the quick backends have had their say), when it ends because nothing is left to
+wait for, and its reaction to SIGINT/SIGTERM."""
 
 from __future__ import annotations
 
@@ -8,24 +9,8 @@ import signal
 import time
 from typing import Optional
 
-from ..backend import BackendLike
-
-SAFETY_FIRST = 0.1
-"""For this share of the budget (at most SAFETY_WAIT seconds) after the runner starts, anytime and
-exact backends wait until the quick ones (the safety net) have finished: on a loaded machine the
-safety net then gets the cores to itself instead of a sliver of them."""
-
-SAFETY_WAIT = 3.0
-"""An early stop on a claim waits this long at most for quick backends (the safety net) to finish."""
-
-EXTRA_MIN_SECONDS = 2.0
-"""No extra seed copy is started with less time than this before the backends' deadline."""
-
-
-
-def is_safety_net(backend: BackendLike) -> bool:
-    """Quick backends (neither anytime nor exact): they run first and an early stop waits for them."""
-    return not backend.capabilities.anytime and not backend.capabilities.exact
+from .claims import ClaimBook
+from .order import SAFETY_WAIT, is_safety_net
 
 
 def deadline_plan(start: float, time_limit: float) -> tuple[float, float, float]:
@@ -41,10 +26,25 @@ def deadline_plan(start: float, time_limit: float) -> tuple[float, float, float]
     return end - soft, end - hard, end
 
 
-class StopRules:
-    """Mixin of :class:`.core.Portfolio`: the early-stop rule and the signal handlers.
+def claim_stop(claims: ClaimBook, best_cost: Optional[int]) -> Optional[str]:
+    """Why the claims let the run end now (claims by exact sources only: one meeting the verified
+    best cost, or "infeasible" while no plan is verified), or None."""
+    for c in claims.meeting(best_cost):
+        if c.exact:
+            return f"{c.source} claims the answer optimal" if c.backend != "runner" else c.source
+    if best_cost is None:
+        for c in claims.infeasible_claims():
+            if c.exact:
+                return f"{c.source} claims the instance infeasible"
+    return None
 
-    Uses ``early_stop``, ``claims``, ``active`` and ``_verified_best`` (from :class:`.answers.Answers`)."""
+
+class StopRules:
+    """Mixin of :class:`.core.Portfolio`: the early-stop rule, the end of a run with nothing left to
+    wait for, and the signal handlers.
+
+    Uses ``options``, ``claims``, ``active``, ``waiting``, ``presolve_job``, ``keep_open``,
+    ``soft_deadline`` and ``_verified_best`` (from :class:`.answers.Answers`)."""
 
     def _safety_net_done(self) -> bool:
         """The quick backends (neither anytime nor exact) have had their say: each finished, is
@@ -55,14 +55,21 @@ class StopRules:
     def _stop_reason(self) -> Optional[str]:
         """Why the run may end now: a proof of the runner's own, or a claim of an exact backend once
         the safety net has had its say."""
-        if not self.early_stop:
+        if not self.options.early_stop:
             return None
         cost, _ = self._verified_best()
-        reason = self.claims.stop_reason(cost)
+        reason = claim_stop(self.claims, cost)
         if reason is None:
             return None
         own = any(c.backend == "runner" for c in self.claims.standing())
         return reason if own or self._safety_net_done() else None
+
+    def _nothing_left(self, live: list) -> bool:
+        """No worker alive, no presolve running, and no backend left to start before the backends'
+        deadline; unless work done elsewhere keeps the run open (``keep_open``, a cluster)."""
+        return not live and self.presolve_job is None and (
+            not self.waiting or time.monotonic() >= self.soft_deadline) and not (
+            self.keep_open is not None and self.keep_open())
 
     def _on_signal(self, signum: int, frame: object) -> None:
         self.interrupted = signal.Signals(signum).name

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Optional
 
-from ..backend import LOW, BackendLike, Status
+from ..backend import BackendLike, Status
 from . import contain, validate
 from .result import BackendRun
-from .schedule import BOUNDER_CHECK, HOPELESS_GAP, cpu_seconds
+from .schedule import cpu_seconds
 
 
 @dataclass
@@ -32,8 +32,9 @@ class _Worker:
 class Supervision:
     """Mixin of :class:`.core.Portfolio`: the parent's side of the worker protocol.
 
-    Uses ``active``, ``scheduler``, ``compiling``, ``memory_limit``, ``presolve_job``, ``adopting``
-    and the verification methods of :class:`.answers.Answers`."""
+    Uses ``active``, ``scheduler``, ``compiling``, ``memory_limit``, ``presolve_job``, ``adopting``,
+    the verification methods of :class:`.answers.Answers` and ``_set_demand`` of
+    :class:`.demotion.Demotion`."""
 
     # ---------------------------------------------------------------- messages
     def _receive(self, worker: _Worker) -> None:
@@ -87,36 +88,6 @@ class Supervision:
                 self._reject(run, str(exc))
                 return
             self._accept_result(worker, result)
-
-    def _set_demand(self, worker: _Worker, level: str, why: str) -> None:
-        """A declared CPU demand: a low one sends the worker's whole process group to nice 19 (see
-        :mod:`.schedule`), unless the run ignores demands (``honour_demand=False``)."""
-        run = worker.run
-        run.demand, run.demand_note = level, why
-        if level == LOW and self.honour_demand and not worker.done:
-            self.scheduler.lower(worker.process.pid)
-
-    def _demote_hopeless_bounders(self, live: list[_Worker]) -> None:
-        """The runner's own demand rule, for bound-only backends (``exact``, not ``anytime``: they
-        send bounds, no plans): once it has been solving for ``BOUNDER_CHECK`` of the budget, if
-        its best bound still leaves a gap above ``HOPELESS_GAP`` to the best verified cost, it
-        cannot end the run soon and its core serves the plan makers better: its demand becomes
-        low. Its bounds stay recorded (sent during the run), and it keeps the CPU nobody else wants."""
-        if not self.honour_demand:
-            return
-        chance = time.monotonic() - BOUNDER_CHECK * self.time_limit
-        cost, _ = self._verified_best()
-        if not cost or cost <= 0:
-            return
-        for worker in live:
-            caps, run = worker.backend.capabilities, worker.run
-            if (worker.done or run.demand == LOW or not caps.exact or caps.anytime or not run.bounds
-                    or run.phase != "solve" or worker.solve_started > chance):
-                continue
-            gap = (cost - run.bounds[-1].value) / cost
-            if gap > HOPELESS_GAP:
-                self._set_demand(worker, LOW, f"proof out of reach: gap {100 * gap:.3g} % after "
-                                              f"{self.now():.1f} s")
 
     def _release(self, worker: _Worker) -> None:
         if worker.key is not None and self.compiling.get(worker.key) == worker.run.name:

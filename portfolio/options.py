@@ -1,0 +1,139 @@
+"""What one solve is asked to do, in one object: :class:`RunOptions`, with the cluster part in
+:class:`ClusterOptions`.
+
+The CLI (``portfolio solve``, ``iopddl``), the Python API (``portfolio.solve``), ``bench``, a
+cluster's shard process and the Alpa adapter each build one; the runner
+(:func:`portfolio.runner.run_portfolio`) and the cluster's life cycle
+(:mod:`portfolio.distributed.session`) read it. Why one object: the same settings used to be
+threaded as 19 positional parameters through four layers, and a new one meant editing each.
+
+An object is checked when it is made (:meth:`RunOptions.check`): a bad value raises
+:class:`~portfolio.errors.ProblemError` with one line naming the field, the line ``portfolio.solve``
+gives and the CLI prints. Callbacks and live objects of one run (``on_update``, the cluster's
+``hold`` and ``keep_open``, an already ``presolved`` problem) are not options: they are arguments of
+``run_portfolio`` of their own.
+
+The defaults are the runner's: nothing is done that the caller did not ask for. ``portfolio solve``
+and ``portfolio.solve`` ask for presolve and for settling a tiny instance by scoring every plan
+(``presolve=True, exhaustive=True``); a test of a backend leaves them off so that its backend runs.
+Floor 2: imports nothing of the project but ``errors`` (floor 1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Optional, Union
+
+from .errors import ProblemError
+
+POLICIES = ("share", "pin", "slices")
+"""How backends share the cores (:mod:`portfolio.runner.schedule`)."""
+
+DEFAULT_POLICY = "share"
+
+TRANSFERS = ("auto", "path", "scatter")
+"""How a cluster's workers get the problem: the same path, its bytes sent once, or whichever works."""
+
+UNREACHABLE = ("local", "fail")
+"""What to do when the scheduler cannot be reached at the start: run here only, or raise."""
+
+MemoryLimit = Union[int, str, None]
+"""Bytes per backend (everything it starts included), None for no cap, ``"default"`` for a share of
+the RAM (:func:`portfolio.runner.contain.default_memory_limit`)."""
+
+
+def _positive_int(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int) and value >= 1
+
+
+def _choice(name: str, value: Any, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ProblemError(f"{name}: expected one of {', '.join(choices)}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class ClusterOptions:
+    """One solve across a Dask cluster (docs/distributed.md): the scheduler's address, or a local
+    cluster of ``workers`` processes; exactly one of the two. The API's keywords and the CLI's flags
+    are ``dask_scheduler`` (``--dask-scheduler``), ``dask_workers``, ``dask_problem`` (this
+    ``transfer``) and ``dask_unreachable``."""
+
+    scheduler: Optional[str] = None
+    workers: Optional[int] = None
+    transfer: str = "auto"
+    unreachable: str = "local"
+
+    def __post_init__(self) -> None:
+        self.check()
+
+    def check(self) -> None:
+        """One line naming the field for a value that cannot be used (:class:`ProblemError`)."""
+        if self.scheduler is not None and self.workers is not None:
+            raise ProblemError("dask_scheduler and dask_workers exclude each other: give one")
+        if self.scheduler is None and self.workers is None:
+            raise ProblemError("dask_scheduler or dask_workers: give one for a cluster solve")
+        if self.scheduler is not None and (not isinstance(self.scheduler, str) or not self.scheduler):
+            raise ProblemError(f"dask_scheduler: expected an address such as tcp://HOST:PORT, "
+                               f"got {self.scheduler!r}")
+        if self.workers is not None and not _positive_int(self.workers):
+            raise ProblemError(f"dask_workers: expected a positive integer, got {self.workers!r}")
+        _choice("dask_problem", self.transfer, TRANSFERS)
+        _choice("dask_unreachable", self.unreachable, UNREACHABLE)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """The settings of one portfolio run (see the module). Times are seconds; ``start`` is a
+    ``time.monotonic()`` value (None: when the runner starts)."""
+
+    time_limit: float = 60.0
+    """Seconds from ``start`` to the answer."""
+    start: Optional[float] = None
+    """What the budget counts from: the command's start for the CLI, the call for the API."""
+    workers: Optional[int] = None
+    """Cores the backends share (None: this process's CPU affinity)."""
+    seed: int = 0
+    presolve: bool = False
+    """Presolve in a child under the deadline; backends declaring ``reduced`` get its problem."""
+    exhaustive: bool = False
+    """Score every plan of a tiny instance first (:mod:`portfolio.exhaustive`)."""
+    early_stop: bool = True
+    """End the run on a proof or an exact backend's claim, before the deadline."""
+    policy: str = DEFAULT_POLICY
+    extra_seeds: bool = True
+    """Start more seeds of randomized backends on idle cores."""
+    memory_limit: MemoryLimit = "default"
+    fallback: bool = True
+    """The runner's least-memory plan may be the answer (``bench`` turns it off: a row is its
+    backends' own)."""
+    honour_demand: bool = True
+    """A backend that declares a low CPU demand runs at the lowest priority."""
+    warm_start: Any = field(default=None, compare=False)
+    """A plan of the problem the run starts from (checked by the runner like any plan)."""
+    cluster: Optional[ClusterOptions] = None
+    """Run across a Dask cluster (read by :mod:`portfolio.distributed.session`, not the runner)."""
+
+    def __post_init__(self) -> None:
+        self.check()
+        object.__setattr__(self, "time_limit", float(self.time_limit))   # 10 and 10.0 alike
+
+    def check(self) -> None:
+        """One line naming the field for a value that cannot be used (:class:`ProblemError`)."""
+        limit = self.time_limit
+        if isinstance(limit, bool) or not isinstance(limit, (int, float)) or \
+                not math.isfinite(limit) or limit <= 0:
+            raise ProblemError(f"time_limit: expected a positive number of seconds, got {limit!r}")
+        if self.start is not None and (isinstance(self.start, bool) or
+                                       not isinstance(self.start, (int, float))):
+            raise ProblemError(f"start: expected a time.monotonic() value, got {self.start!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise ProblemError(f"seed: expected an integer, got {self.seed!r}")
+        if self.workers is not None and not _positive_int(self.workers):
+            raise ProblemError(f"workers: expected a positive integer, got {self.workers!r}")
+        if self.memory_limit not in ("default", None) and not _positive_int(self.memory_limit):
+            raise ProblemError(f"memory_limit: expected bytes (a positive integer), None or "
+                               f"\"default\", got {self.memory_limit!r}")
+        _choice("policy", self.policy, POLICIES)
+        if self.cluster is not None and not isinstance(self.cluster, ClusterOptions):
+            raise ProblemError(f"cluster: expected ClusterOptions, got {type(self.cluster).__name__}")

@@ -1,0 +1,91 @@
+"""The start-order rule: which waiting backend may start now, and when an idle core gets another
+seed of a randomized backend.
+
+In order: a backend held from outside (a cluster doing its work) waits; for the first
+``SAFETY_FIRST`` of the budget (at most ``SAFETY_WAIT`` s) anytime and exact backends wait for the
+quick ones (the *safety net*: neither anytime nor exact) to finish, so that on a loaded machine the
+first answer gets the cores; a backend working on the presolved problem waits for presolve; two
+backends with the same JIT cache never compile at once (the second waits and loads the cache).
+Backends without set-up start first. :mod:`.launch` does the starting; this module only decides.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Optional, Sequence
+
+from ..backend import LOW, BackendLike
+from .worker import has_prepare, prepare_key
+
+SAFETY_FIRST = 0.1
+"""For this share of the budget (at most SAFETY_WAIT seconds) after the runner starts, anytime and
+exact backends wait until the quick ones (the safety net) have finished: on a loaded machine the
+safety net then gets the cores to itself instead of a sliver of them."""
+
+SAFETY_WAIT = 3.0
+"""The longest the others wait for the safety net at the start, and the longest an early stop on a
+claim waits for it (:mod:`.stopping`)."""
+
+EXTRA_MIN_SECONDS = 2.0
+"""No extra seed copy is started with less time than this before the backends' deadline."""
+
+
+def is_safety_net(backend: BackendLike) -> bool:
+    """Quick backends (neither anytime nor exact): they run first and an early stop waits for them."""
+    return not backend.capabilities.anytime and not backend.capabilities.exact
+
+
+def start_order(backends: Sequence[BackendLike]) -> list[BackendLike]:
+    """The waiting list: backends without set-up first, so a slow compile holds nothing up."""
+    return sorted(backends, key=has_prepare)
+
+
+def safety_until(now: float, time_limit: float) -> float:
+    """When the safety net's head start ends (a ``time.monotonic()`` value)."""
+    return now + min(SAFETY_WAIT, SAFETY_FIRST * time_limit)
+
+
+class StartOrder:
+    """Mixin of :class:`.core.Portfolio`: the rule above.
+
+    Uses ``hold``, ``safety_until``, ``waiting``, ``active``, ``presolve_job``, ``compiling``,
+    ``runs``, ``copies``, ``cores``, ``soft_deadline`` and ``options``."""
+
+    def _blocked(self, backend: BackendLike) -> Optional[str]:
+        """Why a waiting backend cannot start yet, or None."""
+        held = self.hold(backend) if self.hold is not None else None
+        if held:
+            return held
+        if not is_safety_net(backend) and time.monotonic() < self.safety_until:
+            pending = any(is_safety_net(b) for b in self.waiting)
+            running = any(not w.done and is_safety_net(w.backend) for w in self.active)
+            if pending or running:
+                return "waiting for the safety net (quick backends first)"
+        if backend.capabilities.reduced and self.presolve_job is not None:
+            return "waiting for presolve"
+        key = prepare_key(backend)
+        if key is not None and key in self.compiling:
+            return f"waiting for compilation by {self.compiling[key]}"
+        return None
+
+    def _extra_choice(self) -> Optional[BackendLike]:
+        """The randomized backend to copy with a new seed on an idle core, or None: not while a
+        backend waits or presolve runs, nor close to the deadline; the one with the fewest copies
+        (then by name) among those solving."""
+        if not self.options.extra_seeds or self.waiting or self.presolve_job is not None:
+            return None
+        if self.soft_deadline - time.monotonic() < EXTRA_MIN_SECONDS:
+            return None
+        live = [w for w in self.active if not w.done]
+        busy = [w for w in live if not (self.options.honour_demand and w.run.demand == LOW)]
+        if sum(w.run.cores for w in busy) >= self.cores:
+            return None
+        candidates = [w.backend for w in live
+                      if getattr(w.backend.capabilities, "randomized", False) and w.run.phase == "solve"]
+        if not candidates:
+            return None
+        backend = min(candidates, key=lambda b: (self.copies.get(b.name, 0), b.name))
+        setup = self.runs[backend.name].prepare_seconds or 0.0  # a copy loads the JIT cache again
+        if self.soft_deadline - time.monotonic() < EXTRA_MIN_SECONDS + setup:
+            return None
+        return backend
