@@ -30,12 +30,12 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
 
-def run_json(cmd: list[str], env: dict | None = None) -> dict:
-    """Run a command that prints a JSON document (``portfolio solve --json``) from the repository;
-    the document with ``wall_s`` (seconds from before the process started to its exit) added, or
-    ``{"error", "returncode"}`` when it printed none."""
+def run_json(cmd: list[str], env: dict | None = None, cwd: str | Path = REPO) -> dict:
+    """Run a command that prints a JSON document (``portfolio solve --json``), by default from the
+    repository; the document with ``wall_s`` (seconds from before the process started to its exit)
+    added, or ``{"error", "returncode"}`` when it printed none."""
     t0 = time.monotonic()
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=REPO)
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=cwd)
     wall = time.monotonic() - t0
     try:
         data = json.loads(proc.stdout)

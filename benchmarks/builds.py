@@ -12,7 +12,7 @@ user would type it.
         [--seeds 0,1,2] [--extra '...'] [--name NAME]
 
 Writes every run's summary to ``runs/NAME/rows.jsonl`` (appending: an interrupted sweep resumes
-where it stopped) and prints a markdown table: the contest score (best known / cost) per build,
+where it stopped) and its ``--json`` document, less the plan, to ``runs/NAME/BUILD-INSTANCE-SEED.json`` and prints a markdown table: the contest score (best known / cost) per build,
 instance and seed, the mean per build and instance, walls, the backend that found each answer, and
 CPU seconds per backend summed over the runs.
 """
@@ -23,7 +23,9 @@ import argparse
 import json
 import shlex
 import statistics
+import subprocess
 import sys
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 
@@ -35,6 +37,18 @@ from backends import best_known, run_json  # noqa: E402
 
 CONTEST_SECONDS = {"A": 60, "B": 60, "G": 120, "K": 180, "M": 180, "N": 180, "S": 240}
 """The contest's time limit per shared instance (../shared/reference/best_known.csv)."""
+
+
+NEUTRAL = tempfile.mkdtemp(prefix="builds-")
+"""Every run's working directory: ``python -m`` puts it first on ``sys.path``, so a run started in
+a checkout would import that checkout's ``portfolio`` instead of its own build's."""
+
+
+def where(python: str) -> str:
+    """The directory a build's ``portfolio`` is imported from, as its runs see it (a check that the
+    builds really differ)."""
+    return subprocess.run([python, "-c", "import portfolio, os; print(os.path.dirname(portfolio.__file__))"],
+                          capture_output=True, text=True, cwd=NEUTRAL).stdout.strip()
 
 
 def instance(name: str) -> tuple[str, Path]:
@@ -52,6 +66,8 @@ def summary(data: dict) -> dict:
 def sweep(args: argparse.Namespace, rows_path: Path) -> list[dict]:
     done = {(r["build"], r["instance"], r["seed"]) for r in load_rows(rows_path)}
     builds = dict(args.build)
+    for name, python in builds.items():
+        print(f"build {name}: {python} imports portfolio from {where(python)}", file=sys.stderr)
     for k, seed in enumerate(args.seeds):
         for inst in args.instances:
             full, path = instance(inst)
@@ -62,8 +78,11 @@ def sweep(args: argparse.Namespace, rows_path: Path) -> list[dict]:
                     continue
                 cmd = [builds[build], "-m", "portfolio", "solve", str(path), "-t", str(seconds),
                        "--seed", str(seed), "--json", "-q", *args.extra]
+                data = run_json(cmd, cwd=NEUTRAL)
                 row = {"build": build, "instance": inst, "seed": seed, "seconds": seconds,
-                       **summary(run_json(cmd))}
+                       **summary(data)}
+                data.pop("solution", None)   # the rest (rows, incumbents, bounds) says who found what, when
+                (rows_path.parent / f"{build}-{inst}-{seed}.json").write_text(json.dumps(data))
                 with rows_path.open("a") as fh:
                     fh.write(json.dumps(row) + "\n")
                 print(f"{inst} seed {seed} {build}: cost {row['cost']} by {row['winner']} "
