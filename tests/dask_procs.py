@@ -66,6 +66,17 @@ def shard_processes(run_id: Optional[str] = None, mark: Optional[str] = None) ->
                            and (mark is None or env.get(MARK_ENV) == mark))
 
 
+def shards_under(pid: int) -> set[int]:
+    """Shard processes (and their children) descending from ``pid``."""
+    import psutil
+
+    try:
+        kids = psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return set()
+    return {c.pid for c in kids if SHARD_ENV in (environ_of(c.pid) or {})}
+
+
 def marked_processes(mark: str) -> set[int]:
     """Every live process carrying ``mark`` (what a command started with it left behind)."""
     return processes_where(lambda env: env.get(MARK_ENV) == mark)

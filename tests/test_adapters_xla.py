@@ -23,7 +23,7 @@ from portfolio.adapters.request import from_problem, to_problem
 from portfolio.adapters.xla import message_to_request, parse_request, read_request, save_message, write_request
 from portfolio.errors import ProblemError
 from portfolio.evaluate import SolutionError, evaluate
-from portfolio.io import ProblemFormatError, load_problem, problem_to_dict, read_bytes, read_extended, write_extended
+from portfolio.io import ProblemFormatError, load_problem, problem_to_dict, read_bytes, read_extended
 from portfolio.problem import FORBIDDEN, Capacity
 
 

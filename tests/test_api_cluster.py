@@ -16,12 +16,11 @@ import signal
 import threading
 import time
 
-import psutil
 import pytest
 
 import portfolio
 from conftest import bench_path, bundled_example_path, live_children
-from dask_procs import (MARK_ENV, SHARD_ENV, alive, closed_port, environ_of, marked_env,
+from dask_procs import (shards_under, MARK_ENV, alive, closed_port, marked_env,
                         marked_processes, new_mark, run_command, shard_processes, start_dask,
                         verified_cost, wait_until)
 
@@ -47,14 +46,6 @@ def _check_answer(result: portfolio.SolveResult, wall: float, path, limit: float
     assert wall <= limit + ON_TIME, f"answered after {wall:.2f} s of {limit} s"
     assert result.feasible and result.plan, result
     assert verified_cost(path, result.plan) == result.cost
-
-
-def _shards_under(pid: int) -> set[int]:
-    try:
-        kids = psutil.Process(pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        return set()
-    return {c.pid for c in kids if SHARD_ENV in (environ_of(c.pid) or {})}
 
 
 # ------------------------------------------------------------------------------------------ answers
@@ -147,10 +138,10 @@ def test_a_worker_killed_mid_run_still_gives_a_verified_answer_on_time(tmp_path,
         killed: dict = {}
 
         def kill_when_running() -> None:
-            if not wait_until(lambda: all(_shards_under(p) for p in pids.values()), limit - 4):
+            if not wait_until(lambda: all(shards_under(p) for p in pids.values()), limit - 4):
                 return
             time.sleep(max(0.0, 3.5 - (time.monotonic() - t0)))
-            killed["shards"] = _shards_under(pids[victim])
+            killed["shards"] = shards_under(pids[victim])
             killed["at"] = time.monotonic() - t0
             os.kill(pids[victim], signal.SIGKILL)
 

@@ -16,12 +16,11 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
 import pytest
 
 from conftest import bench_path, bundled_example_path
 from portfolio.problem import Problem
-from dask_procs import (MARK_ENV, SHARD_ENV, Timed, alive, closed_port, environ_of,
+from dask_procs import (shards_under, MARK_ENV, Timed, alive, closed_port,
                         finish_command, marked_env, marked_processes, new_mark, run_command,
                         shard_processes, start_command, start_dask, verified_cost, wait_until)
 
@@ -38,15 +37,6 @@ FAKE_SHARD = Path(__file__).with_name("fake_shard.py")
 UNPROVEN = ("-b", "greedy,minusage,localsearch", "--no-early-stop")
 """For a fault mid-run: no backend that proves optimality, so no shard (nor the driver) ends before
 the fault; the driver runs to its deadline."""
-
-
-def _shards_under(pid: int) -> set[int]:
-    """Shard processes (and their children) descending from ``pid``."""
-    try:
-        kids = psutil.Process(pid).children(recursive=True)
-    except psutil.NoSuchProcess:
-        return set()
-    return {c.pid for c in kids if SHARD_ENV in (environ_of(c.pid) or {})}
 
 
 def _check_answer(result: Timed, problem: Path, limit: float) -> dict:
@@ -81,11 +71,11 @@ def test_a_worker_killed_mid_run_still_gives_a_verified_answer_on_time(monkeypat
         victim = sorted(pids)[0]   # equal threads: shard 0 (every backend, the proofs) goes here
         proc, t0 = start_command("portfolio", "solve", problem, "-t", limit, "--dask-scheduler",
                                  cluster.scheduler_address, "--json", "-q", *UNPROVEN)
-        assert wait_until(lambda: _shards_under(pids[victim]) and
-                          len(shard_processes(mark=mark)) > len(_shards_under(pids[victim])),
+        assert wait_until(lambda: shards_under(pids[victim]) and
+                          len(shard_processes(mark=mark)) > len(shards_under(pids[victim])),
                           timeout=limit - 4), "the shards did not start on both workers"
         time.sleep(max(0.0, 3.5 - (time.monotonic() - t0)))
-        doomed = _shards_under(pids[victim])
+        doomed = shards_under(pids[victim])
         assert doomed, "the victim's shard was not running when its worker was killed"
         assert proc.poll() is None, "the solve ended before the worker was killed"
         os.kill(pids[victim], signal.SIGKILL)
@@ -140,8 +130,8 @@ def test_the_scheduler_lost_mid_run(tmp_path):
     try:
         proc, t0 = start_command("portfolio", "solve", problem, "-t", limit, "--dask-scheduler",
                                  cluster.address, "--json", "-q", *UNPROVEN)
-        roots = lambda: {p for pid in cluster.worker_pids.values() for p in _shards_under(pid)}  # noqa: E731
-        assert wait_until(lambda: all(_shards_under(pid) for pid in cluster.worker_pids.values()),
+        roots = lambda: {p for pid in cluster.worker_pids.values() for p in shards_under(pid)}  # noqa: E731
+        assert wait_until(lambda: all(shards_under(pid) for pid in cluster.worker_pids.values()),
                           timeout=limit - 5), "the shards did not start on both workers"
         time.sleep(max(0.0, 3.0 - (time.monotonic() - t0)))
         doomed = roots()

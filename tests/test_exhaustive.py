@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import bundled_example_path, run_script
-from portfolio.backend import Capabilities, Status
+from portfolio.backend import Backend, Status
 from portfolio.evaluate import evaluate
 from portfolio.exhaustive import MAX_PLANS, enumerate_optimum, plan_count
 from portfolio.io import load_problem
@@ -91,15 +91,10 @@ def example():
     return load_problem(bundled_example_path())
 
 
-class Unwanted:
+class Unwanted(Backend):
     """A backend that must never start: it would fail the run loudly if it did."""
 
     name = "unwanted"
-    description = ""
-    capabilities = Capabilities()
-
-    def available(self):
-        return True, ""
 
     def solve(self, problem, deadline, seed, warm_start, report):
         raise AssertionError("a settled run started a backend")

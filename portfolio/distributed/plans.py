@@ -57,11 +57,6 @@ def from_text(message: dict) -> dict:
         raise PlanDecodeError(f"undecodable plan text: {exc}") from None
 
 
-def wire_size(message: dict) -> int:
-    """Bytes of a plan message's payload (what the measurements in docs/distributed.md count)."""
-    return len(message["data"]) + 32
-
-
 def pack(message: dict) -> dict:
     """A message as Dask carries it: its fields as one JSON text, the plan's bytes beside it.
     Dask's msgpack refuses integers past 64 bits, and a cost may exceed them (a plan with
