@@ -20,13 +20,12 @@ for a problem the format cannot hold (reported as :class:`CannotWrite`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import partial
 from typing import Any, Callable, Optional
 
 from ..errors import ProblemError
 from ..io import PathLike
 from ..problem import Problem
-from . import json_formats, xla
+from . import json_formats
 from .conversion import Conversion
 
 Reader = Callable[..., Conversion]
@@ -213,13 +212,22 @@ register(Format("contest", (".json",), read=json_formats.read_json, write=json_f
 register(Format("extended", (), read=json_formats.read_json, write=json_formats.write_extended,
                 description="this project's extended JSON (several intervals per node, capacity "
                             "over time, a cost offset)"))
-register(Format("xla", xla.BINARY_SUFFIXES, read=partial(xla.read_request, text=False),
-                write=partial(xla.write_request, text=False), fractional_costs=True, family="xla",
-                load_raw=partial(xla.load_message, text=False),
-                save_raw=partial(xla.save_message, text=False),
-                description="XLA AutoShardingSolverRequest, binary"))
-register(Format("xla-text", xla.TEXT_SUFFIXES, read=partial(xla.read_request, text=True),
-                write=partial(xla.write_request, text=True), fractional_costs=True, family="xla",
-                load_raw=partial(xla.load_message, text=True),
-                save_raw=partial(xla.save_message, text=True),
-                description="XLA AutoShardingSolverRequest, text format"))
+def _xla(name: str, text: bool) -> Callable[..., Any]:
+    """``adapters.xla.NAME`` with ``text`` bound, imported at the first call: protobuf and the
+    request's declaration would cost every command's start about 7 ms, and most files are JSON."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        from . import xla
+
+        return getattr(xla, name)(*args, text=text, **kwargs)
+
+    return call
+
+
+for _name, _suffixes, _text, _what in (("xla", (".pb", ".binpb"), False, "binary"),
+                                       ("xla-text", (".textproto", ".txtpb", ".pbtxt"), True,
+                                        "text format")):
+    register(Format(_name, _suffixes, read=_xla("read_request", _text),
+                    write=_xla("write_request", _text), fractional_costs=True, family="xla",
+                    load_raw=_xla("load_message", _text), save_raw=_xla("save_message", _text),
+                    description=f"XLA AutoShardingSolverRequest, {_what}"))

@@ -22,8 +22,8 @@ from ..problem import Problem
 from . import xla_proto
 from .request import Conversion, Rows, SolverRequest, from_problem, to_problem
 
-BINARY_SUFFIXES = (".pb", ".binpb")
 TEXT_SUFFIXES = (".textproto", ".txtpb", ".pbtxt")
+"""The text format's names (the registry, :mod:`.formats`, holds them too)."""
 
 
 def _rows(repeated: Any, attr: str, dtype: type) -> Rows:
