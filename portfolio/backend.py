@@ -24,6 +24,7 @@ from typing import Iterable, Optional, Protocol, runtime_checkable
 import numpy as np
 
 from .problem import Problem
+from .work import Work
 
 
 class Status(str, Enum):
@@ -114,6 +115,10 @@ class Reporter(Protocol):
         treats ``"low"`` as final for the run.)"""
         ...
 
+    work: Optional[Work]
+    """Deterministic mode's budget (:mod:`portfolio.work`), None in a timed run: a backend that
+    declares ``meta.deterministic`` counts its work through it and reads no clock."""
+
 
 class NullReporter:
     """A reporter for direct calls outside the runner: remembers plans, bounds and demands, shares
@@ -136,6 +141,9 @@ class NullReporter:
 
     def demand(self, level: str, why: str = "") -> None:
         self.demands.append((level, why))
+
+    work: Optional[Work] = None
+    """Set it to a :class:`~portfolio.work.CountingWork` to call a backend in deterministic mode."""
 
 
 DISTRIBUTION = "iopddl-portfolio"
@@ -161,6 +169,9 @@ class BackendMeta:
     (``"pysat", "pysat.examples"``: one may be blocked alone)."""
     requirement: str = ""
     """The pip requirement that installs them (``"ortools>=9.10"``): the hint when one is missing."""
+    deterministic: bool = False
+    """Supports deterministic mode (:mod:`portfolio.work`): counts its work through
+    ``report.work``, reads no clock, and gives the same plan for the same inputs and work."""
 
     @property
     def in_default(self) -> bool:

@@ -113,6 +113,7 @@ class PipeReporter:
         self.latest_best: Optional[np.ndarray] = None
         self.lock = threading.Lock()
         self.closed = False
+        self.work = None   # deterministic mode's budget (portfolio.work): a timed run has none
         threading.Thread(target=self._flusher, name="portfolio-flusher", daemon=True).start()
 
     def __call__(self, solution: np.ndarray, note: str = "") -> None:
