@@ -355,8 +355,8 @@ def _hint(s_hint: np.ndarray, s_len: np.ndarray, node_of: np.ndarray, nodes: int
             i = int(bad[0])
             why = f"s_hint[{i}] = {hint[i]} is out of range (node {i} has {s_len[i]} strategies)"
     if why is None:
-        plan = np.full(nodes, -1, dtype=np.int64)
-        plan[node_of] = hint
+        first = np.unique(node_of, return_index=True)[1]    # each group's least node leads it
+        plan = hint[first]
         bad = np.flatnonzero(plan[node_of] != hint)
         if len(bad):
             i = int(bad[0])
