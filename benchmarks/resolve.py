@@ -9,9 +9,12 @@ runs/warm_start/, shared with benchmarks/warm_start.py). Each change makes a new
 - ``budget``: the memory capacity 3 % tighter;
 - ``costs``: 1 % of the node cost entries and 1 % of the edge cost entries (forbidden ones aside)
   each multiplied by a factor drawn in [0.9, 1.1] (seed 0);
-- ``strategies``: 1 % of the nodes with two or more strategies lose one, drawn at random (seed 0),
-  really removed from the lists (later indices shift): the previous plan must be mapped by
-  signature, and repaired where its choice is gone.
+- ``strategies``: 1 % of the nodes with two or more allowed strategies lose one allowed strategy,
+  drawn at random (seed 0), really removed from the lists (later indices shift): the previous plan
+  must be mapped by signature, and repaired where its choice is gone. Nodes on edges with
+  forbidden entries are left alone: on K and S a removal there can leave no forbidden-free plan at
+  all (an alias chain whose every member needed the removed strategy), which no compiler change
+  would do.
 
 Then ``portfolio.resolve(new, plan, old, time_limit=--warm)`` against ``portfolio.solve(new,
 time_limit=--cold, seed=s)`` for each seed: the plan the re-solve started from (mapped and
@@ -60,16 +63,28 @@ def perturbed(problem, seed: int = 0):
 
 
 def fewer_strategies(problem, seed: int = 0):
-    """``SHARE`` of the nodes with two or more strategies lose one (drawn), from every list that
-    holds it: the node's costs, its intervals' usages, its edges' tables."""
+    """``SHARE`` of the nodes with two or more allowed strategies and no edge with forbidden
+    entries lose one allowed strategy (drawn), from every list that holds it: the node's costs, its
+    intervals' usages, its edges' tables."""
     from portfolio.problem import Problem, _edge_table_sizes, offsets_from_counts
+
+    from portfolio.problem import FORBIDDEN
+    from portfolio.runner.fallback import _PairEdges
 
     rng = np.random.default_rng(seed)
     counts = problem.strategy_counts
-    able = np.flatnonzero(counts >= 2)
+    pairs = _PairEdges(problem)
+    bound = np.zeros(problem.num_nodes, dtype=bool)     # on an edge with forbidden entries
+    bound[pairs.u] = bound[pairs.v] = True
+    allowed = np.add.reduceat((problem.node_costs != FORBIDDEN).astype(np.int64),
+                              problem.strategy_offsets[:-1])
+    able = np.flatnonzero((allowed >= 2) & ~bound)
     nodes = np.sort(rng.choice(able, max(1, int(round(SHARE * len(able)))), replace=False))
     gone = np.full(problem.num_nodes, -1, dtype=np.int64)
     gone[nodes] = rng.integers(0, counts[nodes])
+    so = problem.strategy_offsets
+    for v in nodes[problem.node_costs[so[nodes] + gone[nodes]] == FORBIDDEN].tolist():
+        gone[v] = int(np.flatnonzero(problem.costs_of(v) != FORBIDDEN)[0])   # an allowed one
     keep_s = np.ones(len(problem.node_costs), dtype=bool)
     keep_s[problem.strategy_offsets[nodes] + gone[nodes]] = False
     hit = gone[problem.interval_node] >= 0

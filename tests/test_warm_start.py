@@ -193,7 +193,9 @@ def test_the_repair_fits_memory_and_keeps_what_it_can(example):
     assert fixed.memory_moves > 0 and fixed.seconds < 2
 
 
-def test_open_nodes_take_their_cheapest_allowed_strategy(example):
+def test_open_nodes_take_their_cheapest_strategy_with_their_neighbours(example):
     plan = fill_open(example, np.array([-1, 0, 0, -1, 0, 0, 1, 1]))
-    assert plan.tolist()[:4] == [1, 0, 0, 1]         # node 0: 10 < 40; node 3: 25 is the cheapest
+    # node 3 first takes 25, its cheapest; node 0 then 40 + 5 + 0 = 45 (its cost, edges to nodes 1
+    # and 3), not 10 + 30 + 20 = 60, though 10 is its cheapest cost alone
+    assert plan.tolist()[:4] == [0, 0, 0, 1]
     assert repair_plan(example, [-1] * 8).fits

@@ -12,9 +12,10 @@ index when both have the same number of nodes. Another size without names or a m
 
 How a choice carries over: kept when it is in range and the node's strategy list kept its length;
 when the length changed and the previous problem is given, the previous choice is found again by its
-signature (node cost, and memory on each of the node's intervals) when exactly one strategy has it;
-else the node is left open and takes its cheapest allowed strategy before the repair. Nodes and
-choices are counted in the result's ``warm_start["mapping"]``.
+signature (node cost, and memory on each of the node's intervals) when exactly one strategy has it,
+or, when several have it and the new list is the old one with entries removed, by aligning the two
+lists; else the node is left open and takes its cheapest strategy given its neighbours before the
+repair. Nodes and choices are counted in the result's ``warm_start["mapping"]``.
 """
 
 from __future__ import annotations
@@ -114,6 +115,25 @@ def _signatures(problem: Problem, node: int) -> list[tuple]:
             for s in range(int(problem.strategy_counts[node]))]
 
 
+def _find_again(before: list[tuple], after: list[tuple], c: int) -> int:
+    """The new index of old strategy ``c`` of a node whose list changed, or -1: the one strategy
+    with its signature; else, when the new list is the old one with entries removed, where the
+    alignment of the two lists puts it (equal signatures side by side: they cannot be told apart,
+    so the order decides); else -1."""
+    same = [s for s, sig in enumerate(after) if sig == before[c]]
+    if len(same) == 1:
+        return same[0]
+    if not same or len(after) > len(before):
+        return -1
+    at, j = {}, 0
+    for i, sig in enumerate(before):
+        if j < len(after) and sig == after[j]:
+            at[i], j = j, j + 1
+    if j < len(after):        # not a subsequence: something else changed too
+        return -1
+    return at.get(c, -1)
+
+
 def map_plan(new: Conversion, plan: Any, old: Optional[Conversion], node_map: Any = None,
              label: str = "previous plan") -> tuple[np.ndarray, dict]:
     """The previous ``plan`` (in its file's node order) as a partial plan of ``new.problem``: -1
@@ -139,10 +159,10 @@ def map_plan(new: Conversion, plan: Any, old: Optional[Conversion], node_map: An
         changed = mapped & ~gone & (old_counts != counts)
     found = 0
     for i in np.flatnonzero(changed).tolist():
-        was = _signatures(old.problem, int(old.node_of[src[i]]))[int(choice[i])]
-        same = [s for s, sig in enumerate(_signatures(new.problem, int(node[i]))) if sig == was]
-        choice[i] = same[0] if len(same) == 1 else -1
-        found += len(same) == 1
+        before = _signatures(old.problem, int(old.node_of[src[i]]))
+        after = _signatures(new.problem, int(node[i]))
+        choice[i] = _find_again(before, after, int(choice[i]))
+        found += int(choice[i] >= 0)
     plain = mapped & ~gone & ~changed
     out = plain & ((choice < 0) | (choice >= counts))
     choice[gone | out] = -1

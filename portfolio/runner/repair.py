@@ -40,7 +40,7 @@ class Repair:
 
     plan: np.ndarray
     forbidden_moves: int = 0
-    """Nodes moved off forbidden node strategies or edge entries (and open nodes filled)."""
+    """Nodes moved off forbidden node strategies or edge entries."""
     memory_moves: int = 0
     """Node moves made to bring memory under the capacity."""
     fits: bool = True
@@ -49,10 +49,12 @@ class Repair:
     """Forbidden node choices and edge entries the repair could not remove."""
     polish_moves: int = 0
     """Cheaper single-node moves made once the plan fitted (a 1-opt descent)."""
+    filled: int = 0
+    """Nodes left open (negative entries) that took a strategy."""
     seconds: float = 0.0
 
     def text(self) -> str:
-        parts = []
+        parts = [f"{self.filled:,} open nodes filled"] if self.filled else []
         if self.forbidden_moves:
             parts.append(f"{self.forbidden_moves:,} nodes moved off forbidden choices")
         if self.memory_moves:
@@ -84,13 +86,33 @@ def _cheapest(problem: Problem, nodes: np.ndarray, alive: np.ndarray) -> np.ndar
     return within[order][first]
 
 
-def fill_open(problem: Problem, partial: np.ndarray) -> np.ndarray:
+def fill_open(problem: Problem, partial: np.ndarray, rounds: int = 3) -> np.ndarray:
     """A plan from a partial one: every negative entry (a node left open) takes its cheapest
-    strategy that is not forbidden (ties: least memory). The repair then mends what that breaks."""
+    strategy that is not forbidden (ties: least memory), then, for a few rounds, the strategy that
+    is cheapest with its neighbours' choices, edges included, landing on no forbidden entry (memory
+    aside: the repair fits it after)."""
     plan = np.array(partial, dtype=np.int64)
     open_nodes = np.flatnonzero(plan < 0)
-    if len(open_nodes):
-        plan[open_nodes] = _cheapest(problem, open_nodes, problem.node_costs != FORBIDDEN)
+    if not len(open_nodes):
+        return plan
+    allowed = problem.node_costs != FORBIDDEN
+    plan[open_nodes] = _cheapest(problem, open_nodes, allowed)
+    moves = _Moves(problem)
+    for _ in range(rounds):
+        moves.current = chosen_edge_positions(problem, plan)
+        pn, ps, delta, _, _ = moves.pairs(plan, allowed, open_nodes)
+        nodes, strategies, gain = _best_per_node(pn, ps, delta)
+        touched = np.zeros(problem.num_nodes, dtype=bool)
+        moved = 0
+        for v, s, d in zip(nodes.tolist(), strategies.tolist(), gain.tolist()):
+            if d >= 0 or touched[v]:
+                continue
+            plan[v] = s
+            touched[v] = True
+            touched[problem.neighbours(v)] = True
+            moved += 1
+        if not moved:
+            break
     return plan
 
 
@@ -110,6 +132,15 @@ def _fix_forbidden(problem: Problem, plan: np.ndarray, alive: np.ndarray, stop: 
         _repair(problem, plan, alive, rank, pe, stop)
         if pe.bad_edges(plan).any():
             _min_conflicts(problem, plan, alive, rank, pe, stop)
+        bad = pe.bad_edges(plan)
+        if bad.any():
+            # What is left needs whole chains to move: every node joined through edges with
+            # forbidden entries to a node still on one takes the fallback's forbidden-free choice.
+            label = _components(problem.num_nodes, pe.u, pe.v)
+            group = np.isin(label, label[np.concatenate([pe.u[bad], pe.v[bad]])])
+            lean = safe_plan(problem, max(0.1, stop - time.monotonic()))
+            if not pe.bad_edges(lean)[np.isin(label[pe.u], label[group])].any():
+                plan[group] = lean[group]
     return int(np.count_nonzero(plan != before))
 
 
@@ -355,6 +386,6 @@ def repair_plan(problem: Problem, plan: object, seconds: float = 2.0) -> Repair:
         made += again
     polished = _polish(problem, work, alive, stop) if fits else 0
     ev = evaluate(problem, work)
-    return Repair(work, fixed + opened, made, ev.feasible,
-                  ev.forbidden_node_choices + ev.forbidden_edge_entries, polished,
+    return Repair(work, fixed, made, ev.feasible,
+                  ev.forbidden_node_choices + ev.forbidden_edge_entries, polished, opened,
                   time.monotonic() - t0)
