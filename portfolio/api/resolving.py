@@ -14,8 +14,10 @@ How a choice carries over: kept when it is in range and the node's strategy list
 when the length changed and the previous problem is given, the previous choice is found again by its
 signature (node cost, and memory on each of the node's intervals) when exactly one strategy has it,
 or, when several have it and the new list is the old one with entries removed, by aligning the two
-lists; else the node is left open and takes its cheapest strategy given its neighbours before the
-repair. Nodes and choices are counted in the result's ``warm_start["mapping"]``.
+lists; else the node is left open and takes its cheapest strategy given its neighbours. Then single-node
+moves that make the plan cheaper while it fits in memory (the repair's polish), before the run's
+repair mends what is still broken. Nodes, choices and moves are counted in the result's
+``warm_start["mapping"]``.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ class Remap(Remapper):
     what: str = "previous plan"
 
     def __call__(self, conversion: Conversion) -> WarmChoice:
-        from ..runner.repair import fill_open
+        from ..runner.repair import fill_open, polish
 
         plan, label = read_plan(self.plan, self.what)
         old = None if self.previous is None else as_conversion(self.previous, float(self.cost_scale))
@@ -75,7 +77,11 @@ class Remap(Remapper):
         if self.node_map is not None:
             given, _ = read_plan(self.node_map, "node map")
         partial, report = map_plan(conversion, plan, old, given, label)
-        return WarmChoice(fill_open(conversion.problem, partial),
+        # a choice found again among equal signatures, or a node left open, may not suit its
+        # neighbours: single-node moves that make the plan cheaper (memory kept) settle that
+        filled = fill_open(conversion.problem, partial)
+        mapped, report["polish_moves"] = polish(conversion.problem, filled)
+        return WarmChoice(mapped,
                           f"re-solve from {_source(self.plan, 'the previous plan')}", report)
 
 

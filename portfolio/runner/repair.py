@@ -342,6 +342,16 @@ def _polish(problem: Problem, plan: np.ndarray, alive: np.ndarray, stop: float,
     return made
 
 
+def polish(problem: Problem, plan: object, seconds: float = 0.5) -> tuple[np.ndarray, int]:
+    """``plan`` after the repair's 1-opt descent (cheaper single-node moves that keep memory within
+    the capacity and land on no forbidden entry), within about ``seconds``; (plan, moves made).
+    A plan over the memory capacity comes back as it is (the repair fits it first)."""
+    work = np.array(plan, dtype=np.int64)
+    stop = time.monotonic() + seconds
+    moves = _polish(problem, work, _allowed(problem, stop), stop)
+    return work, moves
+
+
 def _components(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
     """A label per node, equal within each connected component of the edges (u, v)."""
     label = np.arange(n, dtype=np.int64)
