@@ -399,9 +399,9 @@ def test_bytes_that_are_no_request_give_one_clear_error(tmp_path):
 
 
 def test_unknown_and_unused_fields_are_skipped_and_named(tmp_path):
-    """A field of a newer XLA (number 50) is unknown here, ``solver_timeout`` (17) and ``s_hint``
-    are declared but make no part of the problem, a text name nobody declares is skipped: each is
-    named in the notes and the problem is the same as without them."""
+    """A field of a newer XLA (number 50) is unknown here, ``solver_timeout`` (17) is declared but
+    makes no part of the problem, a text name nobody declares is skipped: each is named in the
+    notes and the problem is the same as without them. ``s_hint`` is read: the warm start."""
     plain = read_request(_write(tmp_path, BASE, "r.pb")).problem
     msg = to_message(BASE)
     msg.solver_timeout.solver_timeout_in_seconds = 3
@@ -410,7 +410,8 @@ def test_unknown_and_unused_fields_are_skipped_and_named(tmp_path):
     path.write_bytes(msg.SerializeToString() + bytes([0x90, 0x03, 0x05]))  # field 50 (varint) = 5
     conv = read_request(path)
     assert any("numbers 50" in note for note in conv.notes)
-    assert any("s_hint, solver_timeout" in note for note in conv.notes)
+    assert any("not used by this problem: solver_timeout (" in note for note in conv.notes)
+    assert conv.hint.tolist() == [1, 0] and not any("s_hint" in note for note in conv.notes)
     _same_problem(conv.problem, plain)
     text = tmp_path / "r.txtpb"
     from google.protobuf import text_format

@@ -8,7 +8,8 @@ the file's own terms (its node order and cost units), which the CLI shows as a `
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from typing import Optional
 
 import numpy as np
 
@@ -25,7 +26,10 @@ class Conversion:
     ``|problem cost / cost_scale - file cost| <= cost_error_bound``. ``cost_shift`` (scaled, <= 0)
     is the constant moved out of negative edge tables; it is in ``problem.cost_offset``. ``notes``
     say what the conversion folded, rounded, shifted or skipped. ``foreign``: the file is another
-    tool's problem (an XLA request), whose results are reported in its own terms.
+    tool's problem (an XLA request), whose results are reported in its own terms. ``hint``: a
+    full, valid plan the file suggests (a request's ``s_hint``), as a plan of the problem.
+    ``names``: one distinct name per node of the file (a request's ``instruction_names``), by
+    which a re-solve maps a previous plan.
     """
 
     problem: Problem
@@ -35,6 +39,8 @@ class Conversion:
     cost_shift: int = 0
     notes: tuple[str, ...] = ()
     foreign: bool = False
+    hint: Optional[np.ndarray] = field(default=None, compare=False)
+    names: Optional[tuple[str, ...]] = field(default=None, compare=False)
 
     @staticmethod
     def identity(problem: Problem) -> Conversion:

@@ -63,6 +63,10 @@ class SolverRequest:
     node_groups: Rows = field(default_factory=lambda: Rows.empty(np.int64))
     memory_budget: int = 0
     request_name: str = ""
+    s_hint: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """A plan in the request's node order, as XLA's previous solve left it (or none)."""
+    instruction_names: tuple[str, ...] = ()
+    """One name per node (XLA's HLO instruction), when the request carries them."""
     labels: dict[str, str] = field(default_factory=dict)
 
 
@@ -328,8 +332,53 @@ def to_problem(req: SolverRequest, path: PathLike = "<request>", cost_scale: flo
     if error:
         notes.append(f"costs rounded at scale {cost_scale:g}: any plan's cost is within "
                      f"{error / cost_scale:.6g} of the request's")
+    hint = _hint(req.s_hint, s_len, node_of, len(roots), notes)
+    names = _names(req.instruction_names, n, notes)
     return Conversion(problem, node_of, float(cost_scale), error / cost_scale, shift, tuple(notes),
-                      foreign=True)
+                      foreign=True, hint=hint, names=names)
+
+
+def _hint(s_hint: np.ndarray, s_len: np.ndarray, node_of: np.ndarray, nodes: int,
+          notes: list[str]) -> np.ndarray | None:
+    """The request's ``s_hint`` as a plan of the problem when it is a full, valid plan; else None,
+    with a note saying why it is ignored (a hint is advice: a bad one is not fatal)."""
+    hint = np.asarray(s_hint, dtype=np.int64).reshape(-1)
+    n = len(s_len)
+    if len(hint) == 0:
+        return None
+    why = None
+    if len(hint) != n:
+        why = f"it has {len(hint)} entries but the request has {n} nodes"
+    else:
+        bad = np.flatnonzero((hint < 0) | (hint >= s_len))
+        if len(bad):
+            i = int(bad[0])
+            why = f"s_hint[{i}] = {hint[i]} is out of range (node {i} has {s_len[i]} strategies)"
+    if why is None:
+        first = np.unique(node_of, return_index=True)[1]    # each group's least node leads it
+        plan = hint[first]
+        bad = np.flatnonzero(plan[node_of] != hint)
+        if len(bad):
+            i = int(bad[0])
+            why = (f"s_hint[{i}] = {hint[i]} differs from the strategy of the node it follows "
+                   f"({plan[node_of[i]]})")
+        else:
+            return plan
+    notes.append(f"s_hint ignored: {why}")
+    return None
+
+
+def _names(names: tuple[str, ...], n: int, notes: list[str]) -> tuple[str, ...] | None:
+    """The instruction names when there is one distinct, non-empty name per node (a re-solve maps
+    plans by them); else None, with a note when the request has some."""
+    if not names:
+        return None
+    names = tuple(str(x) for x in names)
+    if len(names) != n or "" in names or len(set(names)) != n:
+        notes.append(f"instruction_names: not one distinct name per node ({len(names)} names, "
+                     f"{len(set(names))} distinct, {n} nodes); a re-solve maps plans by index")
+        return None
+    return names
 
 
 def _stem(path: PathLike) -> str:

@@ -58,6 +58,8 @@ def message_to_request(msg: Any) -> SolverRequest:
         node_groups=_rows(msg.node_groups, "prims", np.int64),
         memory_budget=int(msg.memory_budget),
         request_name=str(msg.request_name),
+        s_hint=np.array(msg.s_hint, dtype=np.int64),
+        instruction_names=tuple(msg.instruction_names),
     )
 
 
@@ -123,7 +125,7 @@ def parse_request(data: bytes, path: PathLike = "<bytes>", text: bool | None = N
     unused = xla_proto.unused_fields(msg)
     if unused:
         notes.append(f"fields not used by this problem: {', '.join(unused)} (departure and makespan "
-                     f"terms, soft budgets, edge memory, hints and solver settings have no place in it)")
+                     f"terms, soft budgets, edge memory and solver settings have no place in it)")
     unknown = xla_proto.unknown_field_numbers(msg)
     if unknown:
         notes.append(f"fields unknown to this version skipped (numbers {', '.join(map(str, unknown))})")

@@ -84,8 +84,10 @@ FIELD_NUMBERS = {name: number for name, number, *_ in _FIELDS}
 
 READ = frozenset({"num_nodes", "memory_budget", "s_len", "s_follow", "edges", "live",
                   "computation_costs", "communication_costs", "memory_costs", "resharding_costs",
-                  "aliases", "value_costs", "request_name", "node_intervals", "node_groups"})
-"""The fields that make the problem (:mod:`.request` reads them)."""
+                  "aliases", "value_costs", "request_name", "node_intervals", "node_groups",
+                  "s_hint"})
+"""The fields that make the problem, and the hint the solve starts from (:mod:`.request` reads
+them)."""
 
 LABELS = frozenset({"instruction_names", "module_name", "strategy_names", "opcodes",
                     "metadata_source_files"})
@@ -174,5 +176,5 @@ def has_unknown_fields(msg: Any) -> bool:
 
 def unused_fields(msg: Any) -> list[str]:
     """Names of the fields set in ``msg`` that the problem does not read and that are more than
-    labels (departure and makespan terms, soft budgets, hints, solver settings, edge memory)."""
+    labels (departure and makespan terms, soft budgets, solver settings, edge memory)."""
     return [f.name for f, _ in msg.ListFields() if f.name not in READ and f.name not in LABELS]

@@ -23,11 +23,9 @@ from ..errors import ProblemError
 from ..options import RunOptions
 from ..problem import Problem
 from .inputs import ProblemLike, as_conversion
+from .warm import PlanLike, WarmChoice, given_warm_start
 
 if TYPE_CHECKING:
-    import numpy as np
-
-    from ..adapters.conversion import Conversion
     from ..backend import BackendLike
     from ..distributed.session import ClusterSession
     from ..options import ClusterOptions
@@ -112,6 +110,12 @@ class SolveResult:
     cluster: Optional[dict] = field(default=None, repr=False, compare=False)
     """A cluster solve's summary (scheduler, state, shards, traffic), as the CLI's ``--json``
     document has it under ``cluster``; None for a solve on this machine only."""
+    warm_start: Optional[dict] = field(default=None, repr=False, compare=False)
+    """The warm start's fate, as ``--json`` has it under ``warm_start``: ``source`` (the caller's
+    plan, its file, the request's ``s_hint``, a re-solve's previous plan), ``status`` (``as
+    given``, ``repaired``, ``hint only``), its ``cost`` (None when infeasible) or ``why`` not, the
+    ``repair``, ``start_cost``, ``improvement`` and ``improvement_percent`` of the answer on it, and
+    for a re-solve the ``mapping``; None without a warm start."""
 
     def to_dict(self) -> dict:
         """A JSON-serialisable summary (with ``engines``: the solver versions that ran), with the
@@ -121,11 +125,11 @@ class SolveResult:
                 "lower_bound": self.lower_bound, "optimal": self.optimal, "winner": self.winner,
                 "elapsed": round(self.elapsed, 3), "proof": self.proof, "status": self.status,
                 "interrupted": self.interrupted, "engines": dict(self.run.engines),
-                "run": self.run.to_dict(), "cluster": self.cluster}
+                "warm_start": self.warm_start, "run": self.run.to_dict(), "cluster": self.cluster}
 
 
 def _summary(result: PortfolioResult, elapsed: float, expand: Callable[[Any], Any],
-             cluster: Optional[dict]) -> SolveResult:
+             cluster: Optional[dict], warm: Optional[WarmChoice] = None) -> SolveResult:
     bound = result.best_bound
     if result.solution is not None:
         status = "optimal" if result.proven_optimal else "feasible"
@@ -136,7 +140,8 @@ def _summary(result: PortfolioResult, elapsed: float, expand: Callable[[Any], An
         cost=result.cost, feasible=result.solution is not None,
         lower_bound=None if bound is None else bound.value, optimal=result.proven_optimal,
         winner=result.winner, elapsed=elapsed, proof=result.proof, status=status,
-        interrupted=result.interrupted, run=result, cluster=cluster)
+        interrupted=result.interrupted, run=result, cluster=cluster,
+        warm_start=None if warm is None else warm.describe(result.warm_start))
 
 
 class _Improvements:
@@ -182,7 +187,7 @@ def solve(problem: ProblemLike, *, time_limit: float = 60.0,
           backends: Union[str, Sequence[str], None] = None, seed: int = 0,
           on_improve: Optional[OnImprove] = None, workers: Optional[int] = None,
           presolve: bool = True, exhaustive: bool = True, early_stop: bool = True,
-          memory_limit: Union[int, str, None] = "default", warm_start: Optional[Sequence[int]] = None,
+          memory_limit: Union[int, str, None] = "default", warm_start: Optional[PlanLike] = None,
           cost_scale: float = 1.0, dask_scheduler: Optional[str] = None,
           dask_workers: Optional[int] = None, dask_problem: str = "auto",
           dask_unreachable: str = "local") -> SolveResult:
@@ -195,7 +200,10 @@ def solve(problem: ProblemLike, *, time_limit: float = 60.0,
     the result, in the caller's node order: an XLA request's own, followers included); an exception it
     raises ends the run (every worker is ended) and propagates. ``memory_limit``: bytes per
     backend, None for no cap, ``"default"`` for the CLI's share of the RAM. ``warm_start``: a plan to
-    start from. ``cost_scale`` multiplies an XLA request's costs before rounding (docs/api.md, "XLA").
+    start from (in the caller's node order), or the path of a file holding one (a JSON list, a
+    ``--json`` result, contest output); an XLA request's own ``s_hint`` when None. The answer is
+    never worse than it; one that is forbidden or over the memory limit is repaired first, and
+    ``SolveResult.warm_start`` says what became of it. ``cost_scale`` multiplies an XLA request's costs before rounding (docs/api.md, "XLA").
     ``dask_scheduler`` (an address) or ``dask_workers`` (a local cluster of N processes) run the
     solve across a Dask cluster as ``--dask-scheduler``/``--dask-workers`` do (docs/distributed.md),
     ``problem`` then being a path; ``dask_problem`` and ``dask_unreachable`` are ``--dask-problem``
@@ -227,8 +235,10 @@ def solve(problem: ProblemLike, *, time_limit: float = 60.0,
             if session is not None:
                 stack.callback(session.close)
         conversion = as_conversion(problem, float(cost_scale))
-        if warm_start is not None:
-            options = replace(options, warm_start=_hint(conversion, warm_start))
+        warm = given_warm_start(conversion, warm_start)
+        if warm is not None:
+            options = replace(options, warm_start=warm.plan)
+            log.info("warm start: %s", warm.source)
         if options.cluster is None:
             chosen = choose_backends(backends, time_limit)
             stack.enter_context(_ONE_RUN)
@@ -237,16 +247,7 @@ def solve(problem: ProblemLike, *, time_limit: float = 60.0,
         summary = None if session is None else session.finish(result)
     if told is not None:
         told.last(result)
-    return _summary(result, time.monotonic() - start, conversion.expand, summary)
-
-
-def _hint(conversion: Conversion, warm_start: Sequence[int]) -> np.ndarray:
-    """The caller's plan (in its own node order) on the problem, checked: a bad one raises
-    :class:`SolutionError` (a ProblemError) naming the entry."""
-    from ..evaluate import as_solution
-
-    return as_solution(conversion.problem,
-                       conversion.restrict(warm_start) if conversion.maps_nodes else warm_start)
+    return _summary(result, time.monotonic() - start, conversion.expand, summary, warm)
 
 
 def backends() -> list[dict]:

@@ -67,20 +67,41 @@ def _on_signals(handler: Any) -> dict:
     return old
 
 
-def _load_for_solve(path: str | Path, cost_scale: float = 1.0) -> tuple[Problem, float, Any]:
-    """Load under the deadline, as ``portfolio.solve`` does (``json`` for small files, no numba).
-    A file whose results are given in its own terms (an XLA request) comes with its conversion
-    (plans map back to its node order, costs to its units; its notes go to stderr), this project's
-    own formats with None."""
+def _load_for_solve(path: str | Path, cost_scale: float = 1.0) -> tuple[Any, float]:
+    """Load under the deadline, as ``portfolio.solve`` does (``json`` for small files, no numba),
+    with the conversion (plans map back to the file's node order, costs to its units; its notes go
+    to stderr)."""
     from .common import _read
 
-    conversion, seconds = _read(path, cost_scale)
-    return conversion.problem, seconds, conversion if conversion.in_file_terms else None
+    return _read(path, cost_scale)
+
+
+def _warm_start(conversion: Any, warm_start: str | None, previous: str | None,
+                node_map: str | None, cost_scale: float, quiet: bool) -> Any:
+    """The run's warm start, as ``portfolio.solve``/``resolve`` take it (the same checks and
+    lines): ``--warm-start`` (mapped from ``--previous``/``--node-map`` for a re-solve), else an
+    XLA request's ``s_hint``; None without one."""
+    from ..api.resolving import Remap
+    from ..api.warm import given_warm_start
+
+    given: Any = warm_start
+    if warm_start is not None and (previous is not None or node_map is not None):
+        given = Remap(warm_start, previous, node_map, cost_scale, what="warm start")
+    warm = given_warm_start(conversion, given)
+    if warm is not None and warm.mapping is not None and not quiet:
+        m = warm.mapping
+        console.print(f"warm start ({warm.source}): mapped by {m['by']}: {m['kept']:,} of "
+                      f"{m['nodes']:,} choices kept, {m['found_by_signature']:,} found again by "
+                      f"signature, {m['open']:,} nodes left open for the repair",
+                      highlight=False, soft_wrap=True)
+    return warm
 
 
 def run_solve(problem_path: str | Path, options: RunOptions, backends: str | None = None,
               output: str | None = None, as_json: bool = False, quiet: bool = False,
-              force: bool = False, clock: str = "program", cost_scale: float = 1.0) -> int:
+              force: bool = False, clock: str = "program", cost_scale: float = 1.0,
+              warm_start: str | None = None, previous: str | None = None,
+              node_map: str | None = None) -> int:
     """Run the portfolio on a problem file and report; returns the exit code.
 
     ``options`` says what the run does (its ``start`` is set here, from ``clock``); with
@@ -89,21 +110,26 @@ def run_solve(problem_path: str | Path, options: RunOptions, backends: str | Non
     ``clock`` says what the budget counts from (:mod:`portfolio.clock`): ``program``, this program's
     start, or ``process``, its process's creation (a shell that exec'd it included).
 
+    ``warm_start`` is a plan file the run starts from (with ``previous``, the previous problem's
+    file, and/or ``node_map``: a re-solve, the plan mapped onto this problem); an XLA request's
+    ``s_hint`` otherwise.
+
     SIGINT/SIGTERM end the run at once: the best verified plan is printed as usual and the exit code
     is 128 + the signal's number (130, 143).
     """
     late: list[int] = []
-    previous = _on_signals(_raise_interrupted)
+    handlers = _on_signals(_raise_interrupted)
+    warm = (warm_start, previous, node_map)
     try:
         return _run_solve(problem_path, options, backends, output, as_json, quiet, force, late,
-                          clock, cost_scale)
+                          clock, cost_scale, warm)
     except _Interrupted as stop:
         _on_signals(lambda signum, frame: None)
         console.print(f"[yellow]interrupted[/] ({stop}) before any plan was found", highlight=False)
         click.echo("[]")
         return 128 + stop.signum
     finally:
-        _on_signals(previous)
+        _on_signals(handlers)
 
 
 def _say(line: str) -> None:
@@ -113,7 +139,7 @@ def _say(line: str) -> None:
 
 def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | None,
                output: str | None, as_json: bool, quiet: bool, force: bool, late: list[int],
-               clock: str, cost_scale: float) -> int:
+               clock: str, cost_scale: float, warm_files: tuple = (None, None, None)) -> int:
     from ..api import run
     from ..progress import LiveProgress
 
@@ -133,7 +159,12 @@ def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | No
 
         session = open_session(options.cluster, problem_path, chosen, options, cost_scale, say=_say)
     try:
-        prob, load_s, conversion = _load_for_solve(problem_path, cost_scale)
+        conversion, load_s = _load_for_solve(problem_path, cost_scale)
+        prob = conversion.problem
+        warm = _warm_start(conversion, *warm_files, cost_scale, quiet)
+        if warm is not None:
+            options = replace(options, warm_start=warm.plan)
+        conversion = conversion if conversion.in_file_terms else None
         if quiet:
             result = run(prob, chosen, options, cluster=session)
         else:
@@ -142,7 +173,7 @@ def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | No
         cluster_doc = None if session is None else session.finish(result)
         _on_signals(lambda signum, frame: late.append(signum))  # the answer is printed whatever comes
         return _report(result, problem_path, time_limit, options.seed, output, as_json, quiet, late,
-                       prob, load_s, conversion, cluster_doc)
+                       prob, load_s, conversion, cluster_doc, warm)
     finally:
         if session is not None:  # the answer is out: end the cluster side before the budget's end
             session.close()
@@ -150,11 +181,14 @@ def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | No
 
 def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
             output: str | None, as_json: bool, quiet: bool, late: list[int], prob: Problem,
-            load_s: float, conversion: Any, cluster_doc: dict | None) -> int:
+            load_s: float, conversion: Any, cluster_doc: dict | None, warm: Any = None) -> int:
     """The table on stderr, the answer line (or --json) on stdout, --output; the exit code."""
     from ..progress import final_table
+    from ..runner.warmstart import report_text
 
     doc = result.to_dict()
+    if warm is not None:
+        doc["warm_start"] = warm.describe(result.warm_start)
     if cluster_doc is not None:
         doc["cluster"] = cluster_doc
     doc.update(problem_path=str(problem_path), load_seconds=round(load_s, 3), seed=seed,
@@ -193,6 +227,9 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
                           highlight=False)
         else:
             console.print("[yellow]no feasible plan found[/]")
+        if result.warm_start is not None:
+            console.print(f"warm start ({warm.source if warm else 'given'}): "
+                          f"{report_text(result.warm_start)}", highlight=False, soft_wrap=True)
     click.echo(json.dumps(doc, indent=2) if as_json else answer)
     if write_error:
         click.echo(f"error: {write_error} (the plan is on stdout)", err=True)
@@ -231,11 +268,24 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
 @click.option("--cost-scale", type=click.FloatRange(min=0, min_open=True), default=1.0,
               show_default=True, help="For an XLA request: multiply its costs by this before "
               "rounding them to integers (keeps fractional costs' precision).")
+@click.option("--warm-start", "warm_start", metavar="PLAN", type=click.Path(),
+              help="Start from the plan in PLAN (a JSON list, a `portfolio solve --json` result, or "
+              "contest output; in PROBLEM's node order). The answer is never worse; a plan that is "
+              "forbidden or over the memory limit is repaired first. Default: an XLA request's "
+              "s_hint.")
+@click.option("--previous", metavar="OLD", type=click.Path(),
+              help="Re-solve: PLAN is a plan of the problem file OLD; it is mapped onto PROBLEM "
+              "(by instruction name for XLA requests that carry them, else by index; a changed "
+              "strategy list by the strategies' cost and memory) and repaired where needed.")
+@click.option("--node-map", metavar="MAP", type=click.Path(),
+              help="Re-solve: a JSON list giving, per node of PROBLEM, its node's index in PLAN "
+              "(-1: a new node), for problems of different sizes without names.")
 @cluster_options
 def solve(problem: str | None, time_limit: float, backends: str | None, workers: int | None,
           seed: int, output: str | None, force: bool, as_json: bool, quiet: bool,
           no_presolve: bool, no_early_stop: bool, policy: str | None, ignore_demand: bool,
           memory_limit: str | None, clock: str, no_exhaustive: bool, cost_scale: float,
+          warm_start: str | None, previous: str | None, node_map: str | None,
           dask_scheduler: str | None, dask_workers: int | None, dask_problem: str,
           dask_unreachable: str) -> None:
     """Find the cheapest feasible plan for PROBLEM (default: the bundled example).
@@ -252,6 +302,10 @@ def solve(problem: str | None, time_limit: float, backends: str | None, workers:
     it after other commands (`bash -c "cd x && portfolio solve"`); `--clock process` counts from the
     creation of the process instead, as `iopddl` does.
 
+    With --warm-start PLAN the run starts from a plan and never answers worse; with --previous OLD
+    too it re-solves after a change, PLAN being OLD's plan (docs/api.md, "Warm starts and
+    re-solves").
+
     With --dask-scheduler (or --dask-workers) the solve runs across a Dask cluster, one shard of the
     portfolio per worker; this machine keeps a local answer and verifies every shard's plan
     (docs/distributed.md).
@@ -259,7 +313,8 @@ def solve(problem: str | None, time_limit: float, backends: str | None, workers:
     from ..runner.contain import parse_size
 
     cluster = cluster_from(dask_scheduler, dask_workers, dask_problem, dask_unreachable)
-
+    if warm_start is None and (previous is not None or node_map is not None):
+        raise UserError("--previous and --node-map map a previous plan: give it with --warm-start")
     try:
         cap: Any = "default" if memory_limit is None else parse_size(memory_limit)
     except ValueError as exc:
@@ -269,7 +324,8 @@ def solve(problem: str | None, time_limit: float, backends: str | None, workers:
                          policy=policy or DEFAULT_POLICY, memory_limit=cap,
                          honour_demand=not ignore_demand, cluster=cluster)
     sys.exit(run_solve(problem or bundled_example(), options, backends, output, as_json, quiet,
-                       force, clock=clock, cost_scale=cost_scale))
+                       force, clock=clock, cost_scale=cost_scale, warm_start=warm_start,
+                       previous=previous, node_map=node_map))
 
 
 @click.command(cls=_Command, context_settings={"help_option_names": ["-h", "--help"]})

@@ -268,5 +268,6 @@ class Answers:
             schedule={"policy": self.scheduler.policy, "cores": self.cores,
                       "honour_demand": self.options.honour_demand},
             engines=engine_versions(self.backends),
+            warm_start=None if self.warm is None else self.warm.report(cost),
         )
 

@@ -35,6 +35,7 @@ from .result import BackendRun, PortfolioResult
 from .schedule import Scheduler, core_shares, machine_cores
 from .stopping import StopRules, deadline_plan
 from .supervise import Supervision, _Worker
+from .warmstart import WARM_START, WarmStart, repair_seconds, take_warm_start
 from .worker import PlanMapping, SharedBest
 
 __all__ = ["FALLBACK", "Portfolio", "deadline_plan", "run_portfolio"]
@@ -103,10 +104,15 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
             self._use_presolved(presolved, None)
         self.ctx = mp.get_context("fork")
         self.shared = SharedBest(self.ctx, problem.num_nodes)
+        # The warm start, repaired when needed, is a plan of the run before any backend starts.
+        self.warm: Optional[WarmStart] = None
         if options.warm_start is not None:
-            self._consider(None, np.asarray(options.warm_start, dtype=np.int64), "given warm start")
-            if self.best_backend is not None:
-                self.best_backend = "(warm start)"
+            self.warm = take_warm_start(problem, options.warm_start,
+                                        repair_seconds(options.time_limit))
+            for plan in self.warm.incumbents():
+                self._consider(None, plan, "warm start")
+            if self.best is not None:
+                self.best_backend = WARM_START
 
     def now(self) -> float:
         return time.monotonic() - self.start

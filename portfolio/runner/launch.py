@@ -82,7 +82,9 @@ class Launching:
             self._launch(backend, run)
 
     def _launch(self, backend: BackendLike, run: BackendRun) -> None:
-        warm = self.best if backend.capabilities.warm_start else None
+        warm = None
+        if backend.capabilities.warm_start:   # a warm start that could not be made feasible: a hint
+            warm = self.best if self.best is not None or self.warm is None else self.warm.start
         problem, mapping = self.problem, None
         if self.presolved is not None and backend.capabilities.reduced:
             problem, mapping = self.presolved.reduced, self.presolved

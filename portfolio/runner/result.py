@@ -124,6 +124,9 @@ class PortfolioResult:
     interrupted: Optional[str] = None  # SIGINT/SIGTERM ended the run early
     engines: dict[str, str] = field(default_factory=dict)
     """The installed version of each engine the run's backends declare (``BackendMeta.engines``)."""
+    warm_start: Optional[dict] = None
+    """The given plan's fate (:meth:`.warmstart.WarmStart.report`): cost or why it was not usable,
+    the repair, and the improvement on it; None for a run without one."""
 
     @property
     def cost(self) -> Optional[int]:
@@ -220,4 +223,5 @@ class PortfolioResult:
                            "gap": None if c is None or b is None or c <= 0 else (c - b) / c}
                           for t, c, b in self.gap_trace()],
             "solution": None if self.solution is None else [int(s) for s in self.solution],
+            "warm_start": self.warm_start,
         }

@@ -1,0 +1,136 @@
+"""A run's warm start: the given plan verified, repaired when it breaks something, held as an
+incumbent before any backend starts, and what the run made of it.
+
+Why the runner does this and not each backend: the guarantee "a warm-started run never returns a
+worse plan than the one given" must hold whatever the backends do, so the given plan (verified by
+the evaluator like any other) is a plan of the run from its first moment, ahead of the fallback
+plan. A plan that is forbidden somewhere or over the memory capacity (a hint from another tool, a
+previous plan on a changed problem) is repaired here first, in plain numpy (:mod:`.repair`: no
+compilation in the parent); when memory cannot be made to fit, the given plan is kept only as the
+backends' starting point. The result reports all of it (:meth:`WarmStart.report`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ..evaluate import Evaluation, evaluate
+from ..problem import Problem
+from .repair import Repair, repair_plan
+
+WARM_START = "(warm start)"
+"""The winner's name when the answer is the warm start (as given or repaired)."""
+
+REPAIR_SECONDS = 3.0
+REPAIR_SHARE = 0.1
+"""The repair takes at most this share of the time limit, and never more than REPAIR_SECONDS."""
+
+AS_GIVEN, REPAIRED, HINT = "as given", "repaired", "hint only"
+
+
+def repair_seconds(time_limit: float) -> float:
+    return max(0.05, min(REPAIR_SECONDS, REPAIR_SHARE * time_limit))
+
+
+@dataclass
+class WarmStart:
+    """The given plan, what it was worth, and the plan the run starts from."""
+
+    given: np.ndarray
+    given_eval: Evaluation
+    status: str
+    """``as given`` (feasible, nothing forbidden), ``repaired`` (the repair made it feasible and
+    cheaper) or ``hint only`` (not feasible even repaired: the backends start from it, nothing
+    more)."""
+    start: np.ndarray
+    """What backends start from: the repaired plan when there is one, else the given one."""
+    start_eval: Evaluation
+    repair: Optional[Repair] = None
+
+    @property
+    def start_cost(self) -> Optional[int]:
+        """The cost the run starts from (None: no feasible plan came from the warm start)."""
+        return self.start_eval.cost if self.status != HINT else None
+
+    def incumbents(self) -> list[np.ndarray]:
+        """The feasible plans among the given and the repaired one (the runner verifies both)."""
+        out = [self.given] if self.given_eval.feasible else []
+        if self.status == REPAIRED:
+            out.append(self.start)
+        return out
+
+    def _why(self) -> str:
+        ev = self.given_eval
+        why = []
+        forbidden = ev.forbidden_node_choices + ev.forbidden_edge_entries
+        if forbidden:
+            why.append(f"forbidden ({ev.forbidden_node_choices:,} node strategies, "
+                       f"{ev.forbidden_edge_entries:,} edge entries)")
+        if not ev.feasible:
+            why.append(f"over the memory limit at {ev.violated_time_points:,} time points (first "
+                       f"t={ev.first_violation_time}, peak {ev.peak_usage:,} > {ev.usage_limit:,})")
+        return " and ".join(why)
+
+    def report(self, final_cost: Optional[int]) -> dict:
+        """What the result says about the warm start: its cost or why it could not be used, the
+        repair, and the improvement of the answer on the plan the run started from."""
+        ev, start = self.given_eval, self.start_cost
+        improvement = pct = None
+        if start is not None and final_cost is not None:
+            improvement = start - final_cost
+            pct = round(100.0 * improvement / start, 4) if start > 0 else None
+        repair = None
+        if self.repair is not None:
+            repair = {"did": self.repair.text(), "feasible": bool(self.start_eval.feasible),
+                      "cost": int(self.start_eval.cost), "seconds": round(self.repair.seconds, 3)}
+        return {"status": self.status, "cost": int(ev.cost) if ev.feasible else None,
+                "feasible": bool(ev.feasible), "why": self._why() or None,
+                "forbidden_choices": ev.forbidden_node_choices + ev.forbidden_edge_entries,
+                "over_limit_points": ev.violated_time_points, "repair": repair,
+                "start_cost": start, "final_cost": final_cost, "improvement": improvement,
+                "improvement_percent": pct}
+
+    def text(self, final_cost: Optional[int]) -> str:
+        """One line for people (the CLI's stderr)."""
+        return report_text(self.report(final_cost))
+
+
+def report_text(doc: dict) -> str:
+    """One line from a warm-start report (:meth:`WarmStart.report`, as a result document holds it):
+    its cost or why it could not be used, the repair, and what the run made of it."""
+    if doc["status"] == AS_GIVEN:
+        head = f"cost {doc['cost']:,}"
+    else:
+        head = doc["why"] or ""
+        if doc["cost"] is not None:
+            head += f" (cost {doc['cost']:,})"
+        repair = doc["repair"]
+        head += f"; repaired in {repair['seconds']:.2f} s ({repair['did']})"
+        head += (f": cost {repair['cost']:,}" if doc["status"] == REPAIRED
+                 else ": kept only as the backends' starting plan")
+    if doc["improvement"] is None:
+        return head
+    if doc["improvement"] <= 0:
+        return head + "; the run found nothing cheaper"
+    pct = "" if doc["improvement_percent"] is None else f" ({doc['improvement_percent']:.2f} %)"
+    return head + f"; the run improved on it by {doc['improvement']:,}{pct}"
+
+
+def take_warm_start(problem: Problem, plan: object, seconds: float) -> WarmStart:
+    """Verify ``plan`` (a plan of ``problem``: checked by the evaluator, a bad one raises its
+    ``SolutionError``) and repair it within ``seconds`` when it is forbidden somewhere or over the
+    memory capacity."""
+    given = np.array(plan, dtype=np.int64)
+    ev = evaluate(problem, given)
+    if ev.feasible and not ev.has_forbidden:
+        return WarmStart(given, ev, AS_GIVEN, given, ev)
+    repair = repair_plan(problem, given, seconds)
+    rev = evaluate(problem, repair.plan)
+    if rev.feasible and (not ev.feasible or rev.cost < ev.cost):
+        return WarmStart(given, ev, REPAIRED, repair.plan, rev, repair)
+    if ev.feasible:     # forbidden, and the repair found nothing cheaper: the plan as it is
+        return WarmStart(given, ev, AS_GIVEN, given, ev, repair)
+    return WarmStart(given, ev, HINT, given, ev, repair)
