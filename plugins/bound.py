@@ -24,14 +24,14 @@ zero either way (a plan says which time points are tight, not what they are wort
 
 **Deterministic mode** (``report.work`` set, :mod:`portfolio.work`): the same subgradient steps,
 counted instead of timed with the constants of :mod:`portfolio.kernels.units`: the kernel view
-(``prepare_units``), the greedy plan when there is no warm start (``greedy_units``), and per step its
-TRW-S passes and vector work (``sweep_units``), its certified star bound (``star_units``) and the
-strategy evaluations of its priced descent (``eval_units``). The target is refreshed from
-``report.best()`` right after an exchange point only (never before the first: the greedy plan gives
-the first target when there is no warm start), in the kernel objective (the reduced view's offset
-taken off). The toulbar2 phase is left out of this mode: its switch is a share of the time and its
-child a time limit, and a backtrack-limited version is not built yet. The dot products are
-thread-count free; the deadline is the safety net only.
+(``prepare_units``), the greedy plan when there is no warm start (``greedy_units``), and per step
+its TRW-S passes and vector work (``sweep_units``), its certified star bound with its floor
+(``star_units``) and the strategy evaluations of its priced descent (``eval_units``). The target
+is refreshed from ``report.best()`` right after an exchange point only (never before the first:
+the greedy plan gives the first target when there is no warm start), in the kernel objective (the
+reduced view's offset taken off). The toulbar2 phase is left out of this mode: its switch is a
+share of the time and its child a time limit, and a backtrack-limited version is not built yet.
+The dot products are thread-count free; the deadline is the safety net only.
 """
 
 from __future__ import annotations

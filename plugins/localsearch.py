@@ -14,13 +14,14 @@ plan, repaired (memory) and polished, adopted and reported; the greedy plan is b
 is no usable warm start (or its repair still picks a forbidden entry). The answer is never worse
 than a feasible warm start.
 
-**Deterministic mode** (``report.work`` set, :mod:`portfolio.work`): the same search, counted in work
-units instead of timed (:meth:`portfolio.kernels.engine.Searcher.run_work`; the constants are in
-:mod:`portfolio.kernels.units`): the kernel view and the first incumbent count their sizes
+**Deterministic mode** (``report.work`` set, :mod:`portfolio.work`): the same search, counted in
+work units instead of timed (:meth:`portfolio.kernels.engine.Searcher.run_work`; the constants
+are in :mod:`portfolio.kernels.units`): the kernel view and the first incumbent count their sizes
 (``prepare_units``, ``greedy_units``), each Lagrangian round its TRW-S passes, price vectors and
 strategy evaluations, and the ILS after it the same amount again in evaluations. Every improvement
-is reported at once (the reporter only remembers it there), the portfolio's plan is read right after
-an exchange point only, and the dot products are thread-count free. The deadline is the safety net.
+is reported at once (the reporter only remembers it there), the portfolio's plan is read right
+after an exchange point only, and the dot products are thread-count free. The deadline is the
+safety net.
 """
 
 from __future__ import annotations

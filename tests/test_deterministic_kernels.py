@@ -149,7 +149,7 @@ def _budget(name: str) -> tuple[int, int]:
     return (10**6, 1) if name in ONE_SHOT else (400, 100)
 
 
-# ------------------------------------------------------------------------------------------ contract
+# -------------------------------------------------------------------------------------- contract
 @pytest.mark.parametrize("name", list(BACKENDS))
 def test_declares_deterministic_and_keeps_its_engines(name):
     meta, problems = declared(BACKENDS[name]())
@@ -159,7 +159,7 @@ def test_declares_deterministic_and_keeps_its_engines(name):
                             "bound": ("numba", "numpy", "pytoulbar2")}[name]
 
 
-# ------------------------------------------------------------------------------------------ repeats
+# -------------------------------------------------------------------------------------- repeats
 @pytest.mark.parametrize("name", list(BACKENDS))
 def test_same_seed_and_work_repeat_under_load_and_sleeps(name, small):
     total, exchange = _budget(name)
@@ -196,10 +196,11 @@ def test_another_seed_searches_elsewhere(mid):
     runs = [solve("localsearch", mid, seed, 200)[1] for seed in (0, 1)]
     for rep in runs:
         assert all(evaluate(mid, p).feasible for _, p, _ in rep.reports)
-    assert [p.tolist() for _, p, _ in runs[0].reports] != [p.tolist() for _, p, _ in runs[1].reports]
+    plans = [[p.tolist() for _, p, _ in rep.reports] for rep in runs]
+    assert plans[0] != plans[1]
 
 
-# ------------------------------------------------------------------------------------------ the total
+# -------------------------------------------------------------------------------------- the total
 @pytest.mark.parametrize("name", ["localsearch", "bound"])
 def test_anytime_backends_spend_the_total_and_stop(name, small):
     _, rep = solve(name, small, 0, 250, 100)
@@ -221,7 +222,7 @@ def test_one_shot_backends_spend_once_by_size(name, small, mid):
     assert tight.work.answers == [False] and tight.reports
 
 
-# ------------------------------------------------------------------------------------------ exchanges
+# -------------------------------------------------------------------------------------- exchanges
 def test_localsearch_adopts_the_portfolio_plan_at_an_exchange(mid, good_g):
     good_cost = evaluate(mid, good_g).cost
     result, rep = solve("localsearch", mid, 0, 200, 50, plan=good_g, at=2)
@@ -261,7 +262,7 @@ def test_bound_takes_its_target_from_an_exchange(mid, good_g, monkeypatch):
     assert [r // 100 for r in rep.reads] == [1, 2, 3]   # once per point, right after it
 
 
-# ------------------------------------------------------------------------------------------ warm starts
+# -------------------------------------------------------------------------------------- warm starts
 @pytest.mark.parametrize("deterministic", [True, False])
 def test_localsearch_starts_from_a_feasible_warm_start(mid, good_g, deterministic):
     good_cost = evaluate(mid, good_g).cost

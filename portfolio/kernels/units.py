@@ -83,14 +83,12 @@ class Meter:
     def __init__(self, work: Work) -> None:
         self.work = work
         self.exchanged = False
-        self.out = False
 
     def spend(self, units: float) -> bool:
-        """Count ``units``; False once the budget is spent (then ``out`` stays True)."""
+        """Count ``units``; False once the budget is spent."""
         before = self.work.spent() // self.work.exchange
         ok = self.work.spend(max(0.0, float(units)))
         self.exchanged = self.work.spent() // self.work.exchange > before
-        self.out = self.out or not ok
         return ok
 
 
