@@ -16,6 +16,22 @@ prices (:mod:`portfolio.toulbar2.bound`: reparametrised by the TRW-S messages, t
 search, in a child killed at its limit) for the rest of the time but a margin; the star bound
 only bounds its local polytope, so this one is often higher, and it is reported the same way when
 it is. ``toulbar2=False`` turns the phase off; without pytoulbar2 it is skipped silently.
+
+**Warm start**: its cost (when it is feasible and forbidden-free) is the Polyak step's target from
+the first step, so no greedy plan is built for it, and the bound meeting it proves the warm start
+optimal (the run then ends). A plan is an upper bound, not prices: the prices themselves start at
+zero either way (a plan says which time points are tight, not what they are worth).
+
+**Deterministic mode** (``report.work`` set, :mod:`portfolio.work`): the same subgradient steps,
+counted instead of timed with the constants of :mod:`portfolio.kernels.units`: the kernel view
+(``prepare_units``), the greedy plan when there is no warm start (``greedy_units``), and per step
+its TRW-S passes and vector work (``sweep_units``), its certified star bound with its floor
+(``star_units``) and the strategy evaluations of its priced descent (``eval_units``). The target
+is refreshed from ``report.best()`` right after an exchange point only (never before the first:
+the greedy plan gives the first target when there is no warm start), in the kernel objective (the
+reduced view's offset taken off). The toulbar2 phase is left out of this mode: its switch is a
+share of the time and its child a time limit, and a backtrack-limited version is not built yet.
+The dot products are thread-count free; the deadline is the safety net only.
 """
 
 from __future__ import annotations
@@ -33,6 +49,7 @@ from portfolio.problem import Problem
 
 if TYPE_CHECKING:
     from portfolio.kernels.bound import BoundParams
+    from portfolio.kernels.units import Meter
 
 REFRESH_S = 0.5
 """Seconds between two reads of the portfolio's best plan (the step target)."""
@@ -50,7 +67,7 @@ class BoundBackend(Backend):
     name = "bound"
     description = "Certified Lagrangian lower bound (memory prices, TRW-S star bound, subgradient)"
     capabilities = Capabilities(exact=True, warm_start=True, reduced=True)
-    meta = BackendMeta(engines=("numba", "numpy", "pytoulbar2"))
+    meta = BackendMeta(engines=("numba", "numpy", "pytoulbar2"), deterministic=True)
 
     def __init__(self, max_steps: Optional[int] = None,
                  params: Optional[BoundParams] = None, toulbar2: bool = True,
@@ -103,6 +120,7 @@ class BoundBackend(Backend):
         from portfolio.kernels import bound as kbound
         from portfolio.kernels.bound import LagrangeBound
         from portfolio.kernels.engine import greedy_plan, prepare
+        from portfolio.kernels.units import meter_of
 
         t0, begin = time.perf_counter(), time.monotonic()
         stop = begin + time_left(deadline)
@@ -112,28 +130,24 @@ class BoundBackend(Backend):
             prep = prepare(problem)
         except ValueError as exc:   # usages beyond the int64 kernels' range
             return SolveResult(Status.UNSUPPORTED, note=f"bound: {exc}")
+        if (meter := meter_of(report)) is not None:
+            return self._solve_counted(problem, prep, stop, seed, warm_start, report, t0, meter)
         lb = LagrangeBound(problem, prep.rm, self.params, seed, kbound.kernel_offset(prep))
         offset = int(problem.cost_offset)
         known = [None, -1.0]   # best verified cost (problem objective), last read time
 
-        def cost_of(plan: Optional[np.ndarray]) -> Optional[int]:
-            if plan is None:
-                return None
-            ev = evaluate(problem, plan)
-            return int(ev.cost) if ev.feasible and not ev.has_forbidden else None
-
         if warm_start is not None:
-            known[0] = cost_of(np.asarray(warm_start, np.int64))
+            known[0] = _clean_cost(problem, warm_start)
         if known[0] is None and report.best() is None:
             # alone (or first): a greedy plan's cost keeps the first steps' target honest
             sol, ok, _ = greedy_plan(prep, 2, seed)
-            known[0] = cost_of(prep.expand(sol)) if ok else None
+            known[0] = _clean_cost(problem, prep.expand(sol)) if ok else None
 
         def target() -> Optional[int]:
             now = time.monotonic()
             if now - known[1] >= REFRESH_S:
                 known[1] = now
-                c = cost_of(report.best())
+                c = _clean_cost(problem, report.best())
                 if c is not None and (known[0] is None or c < known[0]):
                     known[0] = c
             return None if known[0] is None else known[0] - offset
@@ -160,6 +174,66 @@ class BoundBackend(Backend):
         note = (f"{lb.steps} steps" + tb2_note
                 + ("; gap closed: the best plan is optimal" if closed else ""))
         return SolveResult(Status.NO_SOLUTION, lower_bound=lb.best, note=note, timings=timings)
+
+    def _solve_counted(self, problem: Problem, prep, stop: float, seed: int,
+                       warm_start: Optional[np.ndarray], report: Reporter, t0: float,
+                       meter: Meter) -> SolveResult:
+        """Deterministic mode: the steps counted in work units (see the module's docstring)."""
+        from portfolio.kernels import bound as kbound
+        from portfolio.kernels import units
+        from portfolio.kernels.bound import LagrangeBound
+        from portfolio.kernels.engine import greedy_plan
+
+        offset = kbound.kernel_offset(prep)
+        lb = LagrangeBound(problem, prep.rm, self.params, seed, offset, deterministic=True)
+        known = None if warm_start is None else _clean_cost(problem, warm_start)
+        first = units.prepare_units(problem)
+        if known is None:   # a greedy plan's cost keeps the first steps' target honest
+            sol, ok, _ = greedy_plan(prep, 2, seed)
+            known = _clean_cost(problem, prep.expand(sol)) if ok else None
+            first += units.greedy_units(prep.rm)
+
+        def refresh() -> None:
+            nonlocal known
+            if meter.exchanged:
+                c = _clean_cost(problem, report.best())
+                if c is not None and (known is None or c < known):
+                    known = c
+
+        go_on = meter.spend(first)
+        refresh()
+        iters = lb.p.trws_iters
+        fixed = units.sweep_units(prep.rm, iters) + units.star_units(prep.rm, problem)
+        step_s, closed, safety = 0.0, False, False
+        while go_on and (self.max_steps is None or lb.steps < self.max_steps):
+            if time.monotonic() + max(2 * step_s, 0.05) > stop:   # the safety net only
+                safety = True
+                break
+            t, e0 = time.monotonic(), int(lb.sc.ints[1])
+            lb.step(None if known is None else known - offset)
+            report.bound(lb.best)
+            step_s = time.monotonic() - t
+            if known is not None and lb.best is not None and lb.best >= known:
+                closed = True
+                break
+            used = fixed + units.eval_units(int(lb.sc.ints[1]) - e0)
+            go_on = meter.spend(max(used, units.MIN_STEP_UNITS))
+            refresh()
+        timings = {**prep.timings, "total_s": time.perf_counter() - t0}
+        note = (f"{lb.steps} steps (deterministic mode: no toulbar2 phase)"
+                + ("; gap closed: the best plan is optimal" if closed else "")
+                + ("; stopped by the wall-clock safety net before its work was spent"
+                   if safety else ""))
+        return SolveResult(Status.NO_SOLUTION, lower_bound=lb.best, note=note, timings=timings)
+
+
+def _clean_cost(problem: Problem, plan: Optional[np.ndarray]) -> Optional[int]:
+    """``plan``'s cost when it is feasible and forbidden-free (a target the bound may meet), or
+    None."""
+    if plan is None:
+        return None
+    ev = evaluate(problem, np.asarray(plan, np.int64))
+    return int(ev.cost) if ev.feasible and not ev.has_forbidden else None
 
 
 @hookimpl

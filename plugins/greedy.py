@@ -6,6 +6,15 @@ exist (:func:`portfolio.kernels.engine.greedy_plan`); design 2 (cheapest choices
 repair overloaded time points at least cost per unit of memory saved, polish) is the default: over
 the seven shared instances it scored 0.49 on average against 0.47 for design 1 (least memory first,
 then buy savings best ratio first), and is 3x faster on N. See ``benchmarks/backends.py``.
+
+A warm start is ignored: the greedy builds its plan from the problem alone (the runner keeps the
+given plan anyway, and ``localsearch`` searches from it).
+
+**Deterministic mode** (``report.work`` set, :mod:`portfolio.work`): the same one-shot computation
+(it reads no clock), reported as usual, then counted once by size and returned: the kernel view
+(``prepare_units``: strategies and edge entries of the problem) and the greedy with its polish
+(``greedy_units``: strategies, edge entries and usage entries of the reduced view), one unit at
+least, with the constants of :mod:`portfolio.kernels.units`.
 """
 
 from __future__ import annotations
@@ -15,7 +24,7 @@ from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
-from portfolio.backend import Backend, Capabilities, Reporter, SolveResult, Status
+from portfolio.backend import Backend, BackendMeta, Capabilities, Reporter, SolveResult, Status
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
 from portfolio.kernels.backend import KernelBackend
@@ -29,6 +38,7 @@ class GreedyBackend(KernelBackend):
     name = "greedy"
     description = "Memory-aware greedy on merged functional groups: fast feasible first plan"
     capabilities = Capabilities(reduced=True)
+    meta = BackendMeta(engines=("numba", "numpy"), deterministic=True)
 
     def __init__(self, design: int = 2) -> None:
         self.design = design
@@ -53,6 +63,11 @@ class GreedyBackend(KernelBackend):
             with engine.compile_lock("moves"):
                 sol = engine.polish(prep, sol, seed)
         t2 = time.perf_counter()
+        work = getattr(report, "work", None)
+        if work is not None:   # deterministic mode: one fixed count by size
+            from portfolio.kernels import units
+
+            work.spend(max(1.0, units.prepare_units(problem) + units.greedy_units(prep.rm)))
         timings = {**prep.timings, "greedy_s": t2 - t1, "total_s": t2 - t0}
         if not ok:
             return SolveResult(Status.NO_SOLUTION, note="memory repair could not reach a "

@@ -15,6 +15,9 @@ Modules, bottom up:
 * :mod:`.engine` - Python drivers used by the ``greedy`` and ``localsearch`` backends, and
   :class:`~.engine.Repairer` (repair and polish of any plan) for the toulbar2 engine;
 * :mod:`.backend` - their base class :class:`~.backend.KernelBackend` (light: no numba at import);
+* :mod:`.units` - deterministic mode's work units: the drivers' counts (evaluations, TRW-S sweeps,
+  sizes) turned into units by calibrated constants, and the ``Meter`` on ``report.work``;
+* :mod:`.steps` - the Polyak step rule and the dot products both subgradient loops share;
 * :mod:`.bound` - certified Lagrangian lower bounds (TRW-S star bound, directed rounding) for
   the ``bound`` backend; :mod:`.reparam` - the TRW-S messages as integer shifts, for a solver of
   the priced problem outside the kernels (toulbar2's priced bound).

@@ -56,7 +56,7 @@ from . import reparam
 from . import search as se
 from . import trws as tw
 from .model import CAP_UNLIMITED, KModel
-from .steps import StallHalving, piece_prices
+from .steps import StallHalving, blas_dot, piece_prices, sum_dot
 
 INF = np.inf
 
@@ -342,10 +342,13 @@ class LagrangeBound:
     kept. Works on a kernel model (the functional-merged view of ``Prepared``)."""
 
     def __init__(self, problem: Problem, m: KModel, params: Optional[BoundParams] = None,
-                 seed: int = 0, offset: Optional[int] = None) -> None:
+                 seed: int = 0, offset: Optional[int] = None, deterministic: bool = False) -> None:
         """``m`` is a kernel view of ``problem`` (possibly reduced: then ``offset`` is the
-        constant its objective leaves out, see :func:`kernel_offset`)."""
+        constant its objective leaves out, see :func:`kernel_offset`). ``deterministic``: the
+        subgradient's dot products do not depend on the machine's thread count (deterministic
+        mode; BLAS splits long ones over every core)."""
         self.problem, self.m = problem, m
+        self.dot = sum_dot if deterministic else blas_dot
         self.offset = int(problem.cost_offset) if offset is None else int(offset)
         self.p = params or BoundParams()
         n = len(m.soff) - 1
@@ -409,11 +412,11 @@ class LagrangeBound:
             g += p.momentum * self.dir
         g[(self.lam <= 0.0) & (g < 0.0)] = 0.0
         self.dir = g
-        gg = float(g @ g)
+        gg = self.dot(g, g)
         self.steps += 1
         if gg == 0.0 or not math.isfinite(value):
             return bound
-        primal = float(inc.plan_cost(m, x)[0]) + float(self.lam @ (g))
+        primal = float(inc.plan_cost(m, x)[0]) + self.dot(self.lam, g)
         target = float(ub) if ub is not None else primal
         gap = target - value
         if gap <= 0:

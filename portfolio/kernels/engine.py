@@ -7,7 +7,10 @@ Everything hot runs in the numba kernels; this module owns state and schedules:
 * :func:`greedy_plan` builds a first feasible plan (two designs, see the function);
 * :class:`Searcher` is the anytime search: rounds of (memory-priced TRW-S -> relaxed descent ->
   greedy memory repair -> exact polish), with Lagrangian prices on the time points updated by a
-  Polyak subgradient step, interleaved with iterated local search on the best plan.
+  Polyak subgradient step, interleaved with iterated local search on the best plan. ``run`` keeps
+  time (or a fixed number of rounds); ``run_work`` counts work units instead, for deterministic
+  mode (:mod:`.units` converts its counts; the ILS share of a round and the chunk sizes then come
+  from those counts, never from a clock).
 
 Why this split: the relaxation is good at global structure (which region takes which "sharding")
 and the ILS at local memory-constrained trade-offs; both only ever hand over feasible plans.
@@ -27,9 +30,10 @@ from ..problem import Problem
 from . import incremental as inc
 from . import search as se
 from . import trws as tw
+from . import units
 from .model import KModel, build_model
 from .reduce import Reduction, contract, expand, identity, reduce_problem
-from .steps import StallHalving, piece_prices
+from .steps import StallHalving, blas_dot, piece_prices, sum_dot
 
 
 def _plan(a) -> np.ndarray:
@@ -60,6 +64,17 @@ class Prepared:
             return None
         r = contract(self.red, plan)
         return None if r is None else _plan(r)
+
+    def project(self, plan: np.ndarray) -> Optional[np.ndarray]:
+        """A reduced plan close to ``plan`` (its exact counterpart when :meth:`contract` finds
+        one; else each merged node keeps its representative's choice where that survived): a
+        start for a search, which may cost more or pick what the reduction ruled out. None when
+        ``plan`` has the wrong length."""
+        plan = np.asarray(plan, np.int64)
+        if len(plan) != len(self.model.soff) - 1:
+            return None
+        pre = self.red.presolved
+        return _plan(plan if pre is None else pre.project(plan))
 
 
 def prepare(problem: Problem, reduce: bool = True) -> Prepared:
@@ -216,10 +231,14 @@ class SearchParams:
 
 
 class Searcher:
-    """Anytime search on ``prep.rm``; the best plan is kept in reduced form."""
+    """Anytime search on ``prep.rm``; the best plan is kept in reduced form.
 
-    def __init__(self, prep: Prepared, seed: int = 0, params: Optional[SearchParams] = None):
+    ``deterministic``: sums that do not depend on the machine's thread count (:func:`sum_dot`)."""
+
+    def __init__(self, prep: Prepared, seed: int = 0, params: Optional[SearchParams] = None,
+                 deterministic: bool = False):
         self.prep = prep
+        self.dot = sum_dot if deterministic else blas_dot
         self.m = m = prep.rm
         self.p = params or SearchParams()
         self.n = n = len(m.soff) - 1
@@ -242,6 +261,7 @@ class Searcher:
         self._walk = None
         self._walk_cost = 0
         self.stats = {"rounds": 0, "kicks": 0, "candidates": 0, "adopted": 0}
+        self.safety_net = False   # run_work: the wall clock stopped it before its work was spent
 
     # -------------------------------------------------------------- state
     def cost_of(self, rsol: np.ndarray) -> int:
@@ -294,14 +314,14 @@ class Searcher:
             cand = y
             self.stats["candidates"] += 1
         # Polyak step towards the best known cost
-        lval = cx + float(self.lam @ g)
+        lval = cx + self.dot(self.lam, g)
         self.beta_rule.observe(lval)
         if self.beta_rule.beta < 1e-3:
             # the step collapsed: jitter the prices and start stepping again (diversification)
             self.lam *= self.rng.uniform(0.75, 1.25, len(self.lam))
             self.beta_rule.restart(0.25, forget_best=True)
         ub = float(self.best_cost) if self.best is not None else abs(cx) * 2 + 1
-        gg = float(g @ g)
+        gg = self.dot(g, g)
         if gg > 0:
             step = self.beta_rule.beta * max(ub - lval, 1e-3 * abs(ub)) / gg
             np.maximum(self.lam + step * g, 0.0, out=self.lam)
@@ -372,6 +392,56 @@ class Searcher:
                         evals_per_s = max((self.sc.ints[1] - e0) / spent, 1e4)
             if improved and on_improve is not None:
                 on_improve(self.best)
+
+    def run_work(self, meter: units.Meter, stop: float,
+                 on_improve: Optional[Callable[[np.ndarray], None]] = None,
+                 fetch: Optional[Callable[[], Optional[np.ndarray]]] = None) -> None:
+        """Deterministic mode's loop: search until ``meter`` says the work is spent.
+
+        Each round: one Lagrangian round, counted as its TRW-S passes over the edge tables, its
+        vector work on the prices and its strategy evaluations (:mod:`.units`); then ILS on the best
+        plan for ``ils_share`` times those units, in calls capped at ``ILS_CHUNK_UNITS`` worth of
+        evaluations and counted by the evaluations they made. ``fetch()`` (the portfolio's plan) is
+        offered right after each exchange point and at no other time. ``stop`` (a
+        ``time.monotonic()`` value) is the safety net only: reaching it ends the loop with
+        ``safety_net`` set, and nothing else here reads a clock.
+        """
+        sweep = units.sweep_units(self.m, self.p.trws_iters)
+
+        def spend(amount: float) -> bool:
+            go_on = meter.spend(amount)
+            if meter.exchanged and fetch is not None:
+                other = fetch()
+                if other is not None and self.offer(other):
+                    self.stats["adopted"] += 1
+            return go_on
+
+        while True:
+            if time.monotonic() >= stop:
+                self.safety_net = True
+                return
+            e0 = int(self.sc.ints[1])
+            cand = self.lagrange_round()
+            if cand is not None and self.offer(cand) and on_improve is not None:
+                on_improve(self.best)
+            used = max(sweep + units.eval_units(int(self.sc.ints[1]) - e0), units.MIN_STEP_UNITS)
+            if not spend(used):
+                return
+            left = used * self.p.ils_share
+            while left > 0 and self.best is not None:
+                if time.monotonic() >= stop:
+                    self.safety_net = True
+                    return
+                e0 = int(self.sc.ints[1])
+                cap = int(min(units.ILS_CHUNK_UNITS, left) * units.EVALS_PER_UNIT)
+                if self.ils(1 << 30, max_evals=cap) and on_improve is not None:
+                    on_improve(self.best)
+                spent = units.eval_units(int(self.sc.ints[1]) - e0)
+                if spent <= 0:   # nothing left to evaluate (a model without choices)
+                    break
+                left -= spent
+                if not spend(spent):
+                    return
 
 
 STAGES = JIT_STAGES[1:]

@@ -2,7 +2,8 @@
 
 Why one class: both loops move prices by ``beta * (target - value) / |g|^2`` and both shrink
 ``beta`` the same way when the Lagrangian value stops rising; keeping that rule in one place keeps
-the two loops' behaviour comparable when it is tuned.
+the two loops' behaviour comparable when it is tuned. Their dot products are here too: BLAS in a
+timed run, a sum whose bits do not depend on the machine's core count in deterministic mode.
 """
 
 from __future__ import annotations
@@ -46,3 +47,15 @@ def piece_prices(m, lam: np.ndarray, zero: np.ndarray) -> np.ndarray:
         return zero
     csum = np.concatenate([[0.0], np.cumsum(lam)])
     return csum[m.pc_hi] - csum[m.pc_lo]
+
+
+def blas_dot(a: np.ndarray, b: np.ndarray) -> float:
+    """``a @ b`` through BLAS (the timed mode's dot product)."""
+    return float(a @ b)
+
+
+def sum_dot(a: np.ndarray, b: np.ndarray) -> float:
+    """``a @ b`` as numpy's own pairwise sum, for deterministic mode: the same bits whatever the
+    machine's core count (OpenBLAS splits a long dot product over as many threads as the machine
+    has cores, and the partial sums change its last bits)."""
+    return float(np.sum(a * b))
