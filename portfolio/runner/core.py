@@ -29,6 +29,7 @@ from . import contain
 from .answers import FALLBACK, Answers
 from .claims import ClaimBook
 from .demotion import Demotion
+from .exchange import Exchange, deterministic_split
 from .launch import Launching, _Presolve
 from .order import StartOrder, safety_until, start_order
 from .result import BackendRun, PortfolioResult
@@ -40,12 +41,13 @@ from .worker import PlanMapping, SharedBest
 __all__ = ["FALLBACK", "Portfolio", "deadline_plan", "run_portfolio"]
 
 
-class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules):
+class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules, Exchange):
     """One portfolio run. Use :func:`run_portfolio`; this class holds the run's state and its event
     loop; the methods it inherits are grouped by job: :mod:`.launch` (starting presolve and workers),
     :mod:`.supervise` (messages, ending workers), :mod:`.answers` (verification, claims, result),
     and one module per rule: :mod:`.order` (start order), :mod:`.demotion` (low CPU demand),
-    :mod:`.stopping` (deadlines, early stop, signals)."""
+    :mod:`.stopping` (deadlines, early stop, signals), :mod:`.exchange` (deterministic mode's
+    exchange points)."""
 
     def __init__(self, problem: Problem, backends: Sequence[BackendLike], options: RunOptions, *,
                  on_update: Optional[Callable[["Portfolio"], None]] = None,
@@ -57,6 +59,9 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
             raise ValueError(f"backend listed twice: {names}")
         if not isinstance(options, RunOptions):
             raise TypeError(f"options: expected RunOptions, got {type(options).__name__}")
+        left_out: list[str] = []
+        if options.deterministic:   # only backends that count work take part (one note names the rest)
+            backends, left_out = deterministic_split(backends)
         self.problem, self.backends, self.options = problem, list(backends), options
         start = options.start
         self.start = time.monotonic() if start is None else start
@@ -107,6 +112,10 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
             self._consider(None, np.asarray(options.warm_start, dtype=np.int64), "given warm start")
             if self.best_backend is not None:
                 self.best_backend = "(warm start)"
+        if options.deterministic:
+            self._init_exchange(left_out)
+            if self.best is not None:   # point 0's incumbent: the verified warm start
+                self.shared.publish(self.best)
 
     def now(self) -> float:
         return time.monotonic() - self.start
@@ -193,6 +202,8 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
                     self._receive(worker)
                     if not worker.done:
                         self._finish(worker)
+            if self.options.deterministic:
+                self._settle_points()
 
 
 
