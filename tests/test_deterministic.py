@@ -280,3 +280,24 @@ def test_no_deterministic_backend_in_the_default_set_is_an_error(monkeypatch):
     with pytest.raises(ProblemError, match="^deterministic mode: no backend of the default set "
                                            "supports it; backends that support it: "):
         choose_backends(None, 10, warn=lambda line: None, deterministic=True)
+
+
+def test_points_held_for_presolve_are_settled_when_it_ends(small):
+    """Backends that end before their first point, while presolve runs: their plans count at point
+    1, settled once presolve has finished, and the run is complete."""
+    class Brief(db.NodeSearch):
+        name = "det-brief"
+
+        def solve(self, problem, deadline, seed, warm_start, report):
+            report(np.array(problem.min_usage_strategies), "least memory")
+            report.work.spend(10)
+            return super().solve(problem, deadline, seed, warm_start, report)
+
+    result = _run(small, [Brief()], work=500, presolve=True)
+    assert result.deterministic["complete"] and result.deterministic["points"] == 1
+    assert result.winner == "det-brief"
+
+
+def test_a_cluster_hook_is_refused_in_deterministic_mode(small):
+    with pytest.raises(ValueError, match="deterministic mode takes no hold or keep_open"):
+        run_portfolio(small, [db.NodeSearch()], RunOptions(work=1000), keep_open=lambda: False)

@@ -59,6 +59,9 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
             raise ValueError(f"backend listed twice: {names}")
         if not isinstance(options, RunOptions):
             raise TypeError(f"options: expected RunOptions, got {type(options).__name__}")
+        if options.deterministic and (hold is not None or keep_open is not None):
+            raise ValueError("deterministic mode takes no hold or keep_open: work done outside "
+                             "the run's workers cannot be exchanged at its points")
         left_out: list[str] = []
         if options.deterministic:   # only backends that count work take part (one note names the rest)
             backends, left_out = deterministic_split(backends)
@@ -174,6 +177,8 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
             self._check_memory(live)
             live = [w for w in live if not w.done]
             self._demote_hopeless_bounders(live)
+            if self.options.deterministic:   # what ended this turn (presolve, a worker) may
+                self._settle_points()        # free points: settled before the run may end
             reason = self._stop_reason()
             if reason:
                 self.stopped_early = reason
