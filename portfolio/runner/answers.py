@@ -210,12 +210,14 @@ class Answers:
         self.reserve_refined = True
         if not self.options.fallback or self.reserve is None or not self.reserve[1].has_forbidden:
             return
-        left = self.soft_deadline - time.monotonic()
         if self.options.deterministic:  # no clock: every pass to its end (bounded by its waves)
-            left = math.inf
-        elif left < 0.5:
-            return
-        plan = safe_plan(self.problem, min(1.0, left / 3) if math.isfinite(left) else left)
+            seconds = math.inf
+        else:
+            left = self.soft_deadline - time.monotonic()
+            if left < 0.5:
+                return
+            seconds = min(1.0, left / 3)
+        plan = safe_plan(self.problem, seconds)
         ev = evaluate(self.problem, plan)
         if ev.feasible and ev.cost < self.reserve[1].cost:
             self.reserve = (plan, ev)

@@ -6,6 +6,7 @@ without importing process code.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -22,8 +23,6 @@ PLAN_HASH_CHARS = 16
 def plan_hash(plan: Optional[np.ndarray]) -> Optional[str]:
     """The first ``PLAN_HASH_CHARS`` hex digits of the SHA-256 of the plan's int64 little-endian
     bytes (None for no plan): two runs gave the same plan when their hashes agree."""
-    import hashlib
-
     if plan is None:
         return None
     data = np.ascontiguousarray(np.asarray(plan, dtype="<i8")).tobytes()
