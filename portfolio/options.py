@@ -13,6 +13,10 @@ gives and the CLI prints. Callbacks and live objects of one run (``on_update``, 
 ``hold`` and ``keep_open``, an already ``presolved`` problem) are not options: they are arguments of
 ``run_portfolio`` of their own.
 
+Deterministic mode (``deterministic=True``, docs/determinism.md) swaps the time budget for a work
+budget (``work`` units, :mod:`portfolio.work`); ``time_limit`` is then only the wall-clock safety
+net, ``DETERMINISTIC_TIME_LIMIT`` unless given.
+
 The defaults are the runner's: nothing is done that the caller did not ask for. ``portfolio solve``
 and ``portfolio.solve`` ask for presolve and for settling a tiny instance by scoring every plan
 (``presolve=True, exhaustive=True``); a test of a backend leaves them off so that its backend runs.
@@ -31,6 +35,18 @@ POLICIES = ("share", "pin", "slices")
 """How backends share the cores (:mod:`portfolio.runner.schedule`)."""
 
 DEFAULT_POLICY = "share"
+
+TIME_LIMIT = 60.0
+"""Seconds of a timed run when none is given."""
+
+DEFAULT_WORK = 100_000
+"""Work units of a deterministic run when none is given (:mod:`portfolio.work`: about a millisecond
+of one core of the reference machine each), split equally among the run's backends: about 60 s
+with the default portfolio on the reference machine (2 cores)."""
+
+DETERMINISTIC_TIME_LIMIT = 600.0
+"""The wall-clock safety net of a deterministic run when no time limit is given: generous, so that
+the work budget, not the clock, ends the run."""
 
 TRANSFERS = ("auto", "path", "scatter")
 """How a cluster's workers get the problem: the same path, its bytes sent once, or whichever works."""
@@ -87,8 +103,9 @@ class RunOptions:
     """The settings of one portfolio run (see the module). Times are seconds; ``start`` is a
     ``time.monotonic()`` value (None: when the runner starts)."""
 
-    time_limit: float = 60.0
-    """Seconds from ``start`` to the answer."""
+    time_limit: Optional[float] = None
+    """Seconds from ``start`` to the answer (None: ``TIME_LIMIT``, or ``DETERMINISTIC_TIME_LIMIT``
+    in deterministic mode, where it is the safety net only)."""
     start: Optional[float] = None
     """What the budget counts from: the command's start for the CLI, the call for the API."""
     workers: Optional[int] = None
@@ -113,10 +130,28 @@ class RunOptions:
     """A plan of the problem the run starts from (checked by the runner like any plan)."""
     cluster: Optional[ClusterOptions] = None
     """Run across a Dask cluster (read by :mod:`portfolio.distributed.session`, not the runner)."""
+    deterministic: bool = False
+    """The same plan for the same problem, seed and work, whatever the load or the cores
+    (docs/determinism.md): backends count work units and exchange plans at fixed points."""
+    work: Optional[int] = None
+    """Work units of a deterministic run, split equally among its backends (None: ``DEFAULT_WORK``).
+    Given, it implies ``deterministic``: a work budget means nothing to a timed run."""
 
     def __post_init__(self) -> None:
+        if self.work is not None and self.deterministic is False:
+            object.__setattr__(self, "deterministic", True)
+        if self.time_limit is None:
+            object.__setattr__(self, "time_limit",
+                               DETERMINISTIC_TIME_LIMIT if self.deterministic is True else TIME_LIMIT)
         self.check()
         object.__setattr__(self, "time_limit", float(self.time_limit))   # 10 and 10.0 alike
+
+    @property
+    def work_budget(self) -> Optional[int]:
+        """The run's work units in deterministic mode (``work`` or ``DEFAULT_WORK``), else None."""
+        if not self.deterministic:
+            return None
+        return DEFAULT_WORK if self.work is None else self.work
 
     def check(self) -> None:
         """One line naming the field for a value that cannot be used (:class:`ProblemError`)."""
@@ -137,3 +172,11 @@ class RunOptions:
         _choice("policy", self.policy, POLICIES)
         if self.cluster is not None and not isinstance(self.cluster, ClusterOptions):
             raise ProblemError(f"cluster: expected ClusterOptions, got {type(self.cluster).__name__}")
+        if not isinstance(self.deterministic, bool):
+            raise ProblemError(f"deterministic: expected True or False, got {self.deterministic!r}")
+        if self.work is not None and not _positive_int(self.work):
+            raise ProblemError(f"work: expected a positive integer number of work units, "
+                               f"got {self.work!r}")
+        if self.deterministic and self.cluster is not None:
+            raise ProblemError("deterministic: not supported in a cluster solve (dask_scheduler, "
+                               "dask_workers); run it on one machine")

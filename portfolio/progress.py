@@ -84,8 +84,11 @@ def live_table(portfolio: Portfolio) -> Table:
     """Per backend: status, best cost, time of its last improvement; the time left in the title."""
     left = max(0.0, portfolio.end - time.monotonic())
     best = portfolio.best_eval.cost if portfolio.best_eval else None
+    point = (f", exchange point {portfolio.settled_point} of {portfolio.points_expected()}"
+             if portfolio.options.deterministic else "")
     table = Table(title=f"{portfolio.problem.name}: best {_cost(best)}"
-                        f" ({portfolio.best_backend or '-'}), {left:.1f} s left", title_justify="left")
+                        f" ({portfolio.best_backend or '-'}){point}, {left:.1f} s left",
+                  title_justify="left")
     for col in ("backend", "status", "best cost", "last improvement", "note"):
         table.add_column(col, justify="right" if col in ("best cost", "last improvement") else "left")
     for run in portfolio.runs.values():

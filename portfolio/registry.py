@@ -414,7 +414,8 @@ class Registry:
             rows.append({"name": info.backend.name, "qualified": info.qualified,
                          "package": info.package, "version": info.version, "available": ok,
                          "reason": f"{why}; {hint}" if hint and hint not in why else why,
-                         "default": info.meta.in_default, "description": info.backend.description,
+                         "default": info.meta.in_default, "deterministic": info.meta.deterministic,
+                         "description": info.backend.description,
                          "capabilities": info.backend.capabilities.labels(), "clash": info.clash,
                          "engines": {e: distribution_version(e) for e in info.meta.engines}})
         return rows

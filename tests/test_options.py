@@ -32,8 +32,24 @@ def test_the_api_defaults_are_the_clis():
 
     defaults = {k: p.default for k, p in inspect.signature(solve).parameters.items()}
     assert defaults["presolve"] is True and defaults["exhaustive"] is True
-    for name in ("time_limit", "workers", "seed", "early_stop", "memory_limit"):
-        assert defaults[name] == getattr(RunOptions(), name), name
+    fields = {f.name: f.default for f in dataclasses.fields(RunOptions)}
+    for name in ("time_limit", "workers", "seed", "early_stop", "memory_limit", "deterministic",
+                 "work"):
+        assert defaults[name] == fields[name], name
+
+
+def test_deterministic_mode_defaults_and_work_implies_it():
+    """The time limit is the safety net in deterministic mode (generous unless given); a work
+    budget means nothing to a timed run, so giving one asks for deterministic mode."""
+    from portfolio.options import DEFAULT_WORK, DETERMINISTIC_TIME_LIMIT, TIME_LIMIT
+
+    assert RunOptions().work_budget is None and RunOptions().time_limit == TIME_LIMIT
+    det = RunOptions(deterministic=True)
+    assert det.time_limit == DETERMINISTIC_TIME_LIMIT and det.work_budget == DEFAULT_WORK
+    assert RunOptions(deterministic=True, time_limit=5).time_limit == 5.0
+    implied = RunOptions(work=5000)
+    assert implied.deterministic and implied.work_budget == 5000
+    assert implied.time_limit == DETERMINISTIC_TIME_LIMIT
 
 
 def test_frozen_and_float_time():
@@ -57,6 +73,14 @@ def test_frozen_and_float_time():
     (dict(memory_limit=0), "memory_limit: expected bytes"),
     (dict(policy="fifo"), "policy: expected one of share, pin, slices, got 'fifo'"),
     (dict(cluster="tcp://x:1"), "cluster: expected ClusterOptions, got str"),
+    (dict(work=0), "work: expected a positive integer number of work units, got 0"),
+    (dict(work=-3), "work: expected a positive integer number of work units, got -3"),
+    (dict(work="abc"), "work: expected a positive integer number of work units, got 'abc'"),
+    (dict(work=2.5), "work: expected a positive integer number of work units, got 2.5"),
+    (dict(work=True), "work: expected a positive integer number of work units, got True"),
+    (dict(deterministic="yes"), "deterministic: expected True or False, got 'yes'"),
+    (dict(deterministic=True, cluster=ClusterOptions(workers=2)),
+     "deterministic: not supported in a cluster solve"),
 ])
 def test_a_bad_value_names_its_field(fields, message):
     with pytest.raises(ProblemError, match="^" + re.escape(message)):

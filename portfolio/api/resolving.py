@@ -22,6 +22,8 @@ repair mends what is still broken. Nodes, choices and moves are counted in the r
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -54,8 +56,9 @@ def resolve(new_problem: ProblemLike, previous_plan: PlanLike,
     if "warm_start" in solve_kwargs:
         raise ProblemError("resolve: the previous plan is the warm start; warm_start is not taken")
     scale = solve_kwargs.get("cost_scale", 1.0)
-    return solve(new_problem, warm_start=Remap(previous_plan, previous_problem, node_map, scale),
-                 **solve_kwargs)
+    deterministic = bool(solve_kwargs.get("deterministic") or solve_kwargs.get("work"))
+    return solve(new_problem, warm_start=Remap(previous_plan, previous_problem, node_map, scale,
+                                               deterministic=deterministic), **solve_kwargs)
 
 
 @dataclass
@@ -67,6 +70,8 @@ class Remap(Remapper):
     node_map: Optional[PlanLike] = None
     cost_scale: float = 1.0
     what: str = "previous plan"
+    deterministic: bool = False
+    """Deterministic mode: the polish runs to its own end (at most its rounds), never cut by a clock."""
 
     def __call__(self, conversion: Conversion) -> WarmChoice:
         from ..runner.repair import fill_open, polish
@@ -80,7 +85,8 @@ class Remap(Remapper):
         # a choice found again among equal signatures, or a node left open, may not suit its
         # neighbours: single-node moves that make the plan cheaper (memory kept) settle that
         filled = fill_open(conversion.problem, partial)
-        mapped, report["polish_moves"] = polish(conversion.problem, filled)
+        mapped, report["polish_moves"] = polish(conversion.problem, filled,
+                                                math.inf if self.deterministic else 0.5)
         return WarmChoice(mapped,
                           f"re-solve from {_source(self.plan, 'the previous plan')}", report)
 

@@ -43,10 +43,15 @@ A second caller waits for the first run to end."""
 
 
 def choose_backends(names: Union[str, Sequence[str], None], time_limit: Optional[float] = None,
-                    warn: Callable[[str], None] = log.warning) -> list[BackendLike]:
+                    warn: Callable[[str], None] = log.warning,
+                    deterministic: bool = False) -> list[BackendLike]:
     """The backends to run: the default set (``Registry.select(None)``, as ``portfolio solve``) when
     ``names`` is None, else the named ones, each available here. ``available()`` checks may take a
-    tenth of ``time_limit``. Unknown or unavailable names raise :class:`ProblemError` (one line)."""
+    tenth of ``time_limit``. Unknown or unavailable names raise :class:`ProblemError` (one line).
+
+    ``deterministic``: a named backend that does not support the mode is refused (one line); from
+    the default set such backends are named in one ``warn`` line, and the runner leaves them out
+    (:func:`portfolio.runner.exchange.deterministic_split`); none that supports it is an error."""
     from ..registry import AVAILABLE_TIMEOUT, Registry, RegistryError, parse_backend_list
 
     registry = Registry()
@@ -67,7 +72,27 @@ def choose_backends(names: Union[str, Sequence[str], None], time_limit: Optional
         raise ProblemError(str(exc)) from None
     if not chosen:
         raise ProblemError("no backend is available; see `portfolio backends`")
+    if deterministic:
+        _deterministic_choice(registry, chosen, named=names is not None, warn=warn)
     return chosen
+
+
+def _deterministic_choice(registry: Any, chosen: list[BackendLike], named: bool,
+                          warn: Callable[[str], None]) -> None:
+    """Deterministic mode's rule on the chosen backends (see :func:`choose_backends`)."""
+    from ..runner.exchange import deterministic_split
+
+    kept, left_out = deterministic_split(chosen)
+    able = [i.backend.name for i in registry.infos()
+            if i.meta.deterministic and not i.meta.test_only]
+    offer = f"backends that support it: {', '.join(able) or '(none)'} (docs/determinism.md)"
+    if named and left_out:
+        word = "does" if len(left_out) == 1 else "do"
+        raise ProblemError(f"deterministic mode: {', '.join(left_out)} {word} not support it; {offer}")
+    if not kept:
+        raise ProblemError(f"deterministic mode: no backend of the default set supports it; {offer}")
+    if left_out:
+        warn(f"deterministic mode: left out {', '.join(sorted(left_out))} (not deterministic)")
 
 
 def run(problem: Problem, backends: Sequence[BackendLike], options: RunOptions, *,
@@ -106,6 +131,13 @@ class SolveResult:
     """``optimal``, ``feasible``, ``infeasible`` (claimed by an exact backend, unrefuted) or ``none``."""
     interrupted: Optional[str]
     """``SIGINT``/``SIGTERM`` when a signal (Ctrl-C, a Jupyter interrupt) ended the run early."""
+    plan_hash: Optional[str]
+    """A short fingerprint of the plan (SHA-256 of its int64 bytes in the problem's node order, 16
+    hex digits): two runs gave the same plan when their hashes agree."""
+    deterministic: Optional[dict]
+    """A deterministic run's word on itself (None for a timed run): ``complete`` is False when the
+    answer is not the deterministic one (``reason``: the safety net fired, a worker died), with
+    ``work``, ``points`` and ``left_out`` (docs/determinism.md)."""
     run: PortfolioResult = field(repr=False, compare=False)
     cluster: Optional[dict] = field(default=None, repr=False, compare=False)
     """A cluster solve's summary (scheduler, state, shards, traffic), as the CLI's ``--json``
@@ -124,7 +156,8 @@ class SolveResult:
         return {"plan": list(self.plan), "cost": self.cost, "feasible": self.feasible,
                 "lower_bound": self.lower_bound, "optimal": self.optimal, "winner": self.winner,
                 "elapsed": round(self.elapsed, 3), "proof": self.proof, "status": self.status,
-                "interrupted": self.interrupted, "engines": dict(self.run.engines),
+                "interrupted": self.interrupted, "plan_hash": self.plan_hash,
+                "deterministic": self.deterministic, "engines": dict(self.run.engines),
                 "warm_start": self.warm_start, "run": self.run.to_dict(), "cluster": self.cluster}
 
 
@@ -140,7 +173,8 @@ def _summary(result: PortfolioResult, elapsed: float, expand: Callable[[Any], An
         cost=result.cost, feasible=result.solution is not None,
         lower_bound=None if bound is None else bound.value, optimal=result.proven_optimal,
         winner=result.winner, elapsed=elapsed, proof=result.proof, status=status,
-        interrupted=result.interrupted, run=result, cluster=cluster,
+        interrupted=result.interrupted, plan_hash=result.plan_hash,
+        deterministic=result.deterministic, run=result, cluster=cluster,
         warm_start=None if warm is None else warm.describe(result.warm_start))
 
 
@@ -183,16 +217,25 @@ def _cluster(problem: ProblemLike, scheduler: Optional[str], workers: Optional[i
     return cluster
 
 
-def solve(problem: ProblemLike, *, time_limit: float = 60.0,
+def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
           backends: Union[str, Sequence[str], None] = None, seed: int = 0,
           on_improve: Optional[OnImprove] = None, workers: Optional[int] = None,
           presolve: bool = True, exhaustive: bool = True, early_stop: bool = True,
           memory_limit: Union[int, str, None] = "default", warm_start: Optional[PlanLike] = None,
           cost_scale: float = 1.0, dask_scheduler: Optional[str] = None,
           dask_workers: Optional[int] = None, dask_problem: str = "auto",
-          dask_unreachable: str = "local") -> SolveResult:
+          dask_unreachable: str = "local", deterministic: bool = False,
+          work: Optional[int] = None) -> SolveResult:
     """Find the cheapest feasible plan for ``problem`` within ``time_limit`` seconds of this call
-    (loading included), as ``portfolio solve`` does, and return it verified.
+    (loading included; None: 60 s, or 600 s in deterministic mode), as ``portfolio solve`` does,
+    and return it verified.
+
+    ``deterministic=True`` (``--deterministic``) gives the same plan for the same problem, seed and
+    ``work`` units (default ``options.DEFAULT_WORK``; giving ``work`` implies ``deterministic``),
+    whatever the load or the cores: only backends that support the mode run (the others of the
+    default set are left out with one warning; a named one is refused), and ``time_limit`` is the
+    safety net only. The result's ``deterministic`` says whether the answer is the deterministic
+    one (docs/determinism.md); ``plan_hash`` fingerprints the plan.
 
     ``problem``: a path, a :class:`Problem` or a dict in the contest layout. ``backends``: names
     (a list, or ``"greedy,localsearch"``); None, the CLI's default set. ``on_improve(cost, plan,
@@ -215,7 +258,9 @@ def solve(problem: ProblemLike, *, time_limit: float = 60.0,
     options = RunOptions(time_limit, start=start, workers=workers, seed=seed, presolve=presolve,
                          exhaustive=exhaustive, early_stop=early_stop, memory_limit=memory_limit,
                          cluster=_cluster(problem, dask_scheduler, dask_workers, dask_problem,
-                                          dask_unreachable))
+                                          dask_unreachable),
+                         deterministic=deterministic, work=work)
+    time_limit = options.time_limit
     if on_improve is not None and not callable(on_improve):
         raise ProblemError(f"on_improve: expected a callable, got {type(on_improve).__name__}")
     if isinstance(cost_scale, bool) or not isinstance(cost_scale, (int, float)) or \
@@ -240,19 +285,22 @@ def solve(problem: ProblemLike, *, time_limit: float = 60.0,
             options = replace(options, warm_start=warm.plan)
             log.info("warm start: %s", warm.source)
         if options.cluster is None:
-            chosen = choose_backends(backends, time_limit)
+            chosen = choose_backends(backends, time_limit, deterministic=options.deterministic)
             stack.enter_context(_ONE_RUN)
         told = None if on_improve is None else _Improvements(on_improve, start, conversion.expand)
         result = run(conversion.problem, chosen, options, on_update=told, cluster=session)
         summary = None if session is None else session.finish(result)
     if told is not None:
         told.last(result)
+    if result.deterministic is not None and not result.deterministic["complete"]:
+        log.warning(f"not the deterministic answer: {result.deterministic['reason']}")
     return _summary(result, time.monotonic() - start, conversion.expand, summary, warm)
 
 
 def backends() -> list[dict]:
     """Every backend this installation knows: ``name``, ``available`` and why not (``reason``),
-    ``default`` (in the set ``solve`` runs when none is named), ``description``, ``capabilities``,
+    ``default`` (in the set ``solve`` runs when none is named), ``deterministic`` (supports
+    ``solve(deterministic=True)``), ``description``, ``capabilities``,
     ``engines`` (each engine it declares and its installed version, None when missing)."""
     from ..registry import Registry
 

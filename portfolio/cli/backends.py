@@ -10,8 +10,10 @@ from .app import UserError, cli
 from .common import _emit_json, console
 
 
-def _select_backends(names: str | None, time_limit: float | None = None) -> list:
-    """The backends to run, chosen as ``portfolio.solve`` chooses them; registry warnings on stderr."""
+def _select_backends(names: str | None, time_limit: float | None = None,
+                     deterministic: bool = False) -> list:
+    """The backends to run, chosen as ``portfolio.solve`` chooses them; registry warnings (and
+    deterministic mode's note on the backends it leaves out) on stderr."""
     from ..api import choose_backends
     from ..errors import ProblemError
 
@@ -19,7 +21,7 @@ def _select_backends(names: str | None, time_limit: float | None = None) -> list
         console.print(f"[yellow]warning:[/] {text}", highlight=False, soft_wrap=True)
 
     try:
-        return choose_backends(names, time_limit, warn=warn)
+        return choose_backends(names, time_limit, warn=warn, deterministic=deterministic)
     except ProblemError as exc:
         raise UserError(str(exc)) from None
 
@@ -64,7 +66,9 @@ def backends_cmd(as_json: bool, verbose: bool) -> None:
         # plugin text is shown as written: a hint like "pip install 'pkg[extra]'" is not rich markup
         avail = "[green]yes[/]" if row["available"] else f"[red]no[/]: {escape(row['reason'])}"
         table.add_row(escape(row["name"]), escape(f"{row['package']} {row['version']}".strip()),
-                      avail, ", ".join(row["capabilities"]) or "-", escape(row["description"]),
+                      avail, ", ".join(row["capabilities"] + (["deterministic"] if row["deterministic"]
+                                                              else [])) or "-",
+                      escape(row["description"]),
                       *((escape(_engines_text(row["engines"])), escape(str(row["loaded_from"])))
                         if verbose else ()))
     console.print(table)

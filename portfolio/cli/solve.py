@@ -16,7 +16,7 @@ from ..clock import CLOCKS, EXEC_GAP, command_start
 from ..errors import ProblemError
 from ..exhaustive import MAX_PLANS
 from ..io import format_contest
-from ..options import DEFAULT_POLICY, RunOptions
+from ..options import DEFAULT_POLICY, DEFAULT_WORK, DETERMINISTIC_TIME_LIMIT, RunOptions
 from ..problem import Problem
 from .app import EXIT_BAD_INPUT, EXIT_NO_SOLUTION, EXIT_OK, UserError, _Command, cli
 from .backends import _select_backends
@@ -28,6 +28,20 @@ CLOCK_HELP = ("What the time limit counts from: 'program', this program's start;
               "as in `bash -c \"cd x && iopddl f 60\"`).")
 NO_EXHAUSTIVE_HELP = (f"Do not settle an instance of at most {MAX_PLANS:,} plans by scoring every "
                       f"plan; run the backends on it as on any other.")
+DETERMINISTIC_HELP = ("The same plan for the same problem, seed and --work, whatever the load or the "
+                      "number of cores: backends count work units instead of seconds and exchange "
+                      "plans at fixed points; the time limit is only the safety net (default "
+                      f"{DETERMINISTIC_TIME_LIMIT:g} s). Backends that do not support it are left out "
+                      "(named with -b: refused). See docs/determinism.md.")
+WORK_HELP = (f"Work units of a deterministic run, shared equally by its backends (one unit: about "
+             f"a millisecond of one core); implies --deterministic. Default {DEFAULT_WORK:,}, about "
+             f"60 s with the default portfolio on 2 cores.")
+
+
+def deterministic_options(command: Any) -> Any:
+    """``--deterministic`` and ``--work``, for ``solve`` and ``iopddl``."""
+    command = click.option("--work", type=click.IntRange(min=1), metavar="N", help=WORK_HELP)(command)
+    return click.option("--deterministic", is_flag=True, help=DETERMINISTIC_HELP)(command)
 
 
 def _presolve_message(prob: Problem, info: dict | None, quiet: bool) -> None:
@@ -77,7 +91,8 @@ def _load_for_solve(path: str | Path, cost_scale: float = 1.0) -> tuple[Any, flo
 
 
 def _warm_start(conversion: Any, warm_start: str | None, previous: str | None,
-                node_map: str | None, cost_scale: float, quiet: bool) -> Any:
+                node_map: str | None, cost_scale: float, quiet: bool,
+                deterministic: bool = False) -> Any:
     """The run's warm start, as ``portfolio.solve``/``resolve`` take it (the same checks and
     lines): ``--warm-start`` (mapped from ``--previous``/``--node-map`` for a re-solve), else an
     XLA request's ``s_hint``; None without one."""
@@ -86,7 +101,8 @@ def _warm_start(conversion: Any, warm_start: str | None, previous: str | None,
 
     given: Any = warm_start
     if warm_start is not None and (previous is not None or node_map is not None):
-        given = Remap(warm_start, previous, node_map, cost_scale, what="warm start")
+        given = Remap(warm_start, previous, node_map, cost_scale, what="warm start",
+                      deterministic=deterministic)
     warm = given_warm_start(conversion, given)
     if warm is not None and warm.mapping is not None and not quiet:
         m = warm.mapping
@@ -152,7 +168,7 @@ def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | No
                       + ("process's creation (--clock process)" if clock == "process"
                          else "program's start"), highlight=False, soft_wrap=True)
     _refuse_overwrite(output, force)
-    chosen = _select_backends(backends, time_limit)
+    chosen = _select_backends(backends, time_limit, options.deterministic)
     session = None
     if options.cluster is not None:
         from ..distributed.session import open_session
@@ -161,7 +177,7 @@ def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | No
     try:
         conversion, load_s = _load_for_solve(problem_path, cost_scale)
         prob = conversion.problem
-        warm = _warm_start(conversion, *warm_files, cost_scale, quiet)
+        warm = _warm_start(conversion, *warm_files, cost_scale, quiet, options.deterministic)
         if warm is not None:
             options = replace(options, warm_start=warm.plan)
         conversion = conversion if conversion.in_file_terms else None
@@ -208,13 +224,16 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
             Path(output).write_text(json.dumps(doc, indent=2) + "\n")
         except OSError as exc:  # the plan is printed below all the same
             write_error = f"{output}: could not write the result: {exc.strerror or exc}"
+    det = result.deterministic
     if not quiet:
         console.print(final_table(result))
         if result.solution is not None:
             console.print(f"best: [bold]{result.cost:,}[/] by {result.winner} "
                           f"in {result.elapsed:.2f} s of {time_limit:g} s"
                           + (f"; {result.proof}" if result.proof else "")
-                          + (f"; stopped early: {result.stopped_early}" if result.stopped_early else ""),
+                          + (f"; stopped early: {result.stopped_early}" if result.stopped_early else "")
+                          + ("" if det is None else f"; deterministic, work {det['work']:,}, "
+                             f"{det['points']} exchange points, plan {result.plan_hash}"),
                           highlight=False)
             if conversion is not None and (conversion.cost_scale != 1 or conversion.cost_error_bound):
                 console.print(f"request cost: {doc['request']['cost']:.10g} (scale "
@@ -230,6 +249,9 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
         if result.warm_start is not None:
             console.print(f"warm start ({warm.source if warm else 'given'}): "
                           f"{report_text(result.warm_start)}", highlight=False, soft_wrap=True)
+    if det is not None and not det["complete"]:  # said even with --quiet: the plan may differ
+        console.print(f"[yellow]warning:[/] not the deterministic answer: {det['reason']}",
+                      highlight=False, soft_wrap=True)
     click.echo(json.dumps(doc, indent=2) if as_json else answer)
     if write_error:
         click.echo(f"error: {write_error} (the plan is on stdout)", err=True)
@@ -241,9 +263,10 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
 
 @cli.command()
 @click.argument("problem", required=False, type=click.Path())
-@click.option("--time-limit", "-t", type=click.FloatRange(min=0, min_open=True), default=60.0,
-              show_default=True, help="Wall-clock seconds for the whole command, loading included, "
-              "counted from this program's start (see --clock).")
+@click.option("--time-limit", "-t", type=click.FloatRange(min=0, min_open=True),
+              help="Wall-clock seconds for the whole command, loading included, counted from this "
+              f"program's start (see --clock). Default 60; with --deterministic "
+              f"{DETERMINISTIC_TIME_LIMIT:g}, the safety net only.")
 @click.option("--backends", "-b", help="Comma-separated backend names (default: all available).")
 @click.option("--workers", "-w", type=click.IntRange(min=1), help="Cores the backends share "
               "(default: all this process may use); every backend starts whatever the number.")
@@ -280,14 +303,15 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
 @click.option("--node-map", metavar="MAP", type=click.Path(),
               help="Re-solve: a JSON list giving, per node of PROBLEM, its node's index in PLAN "
               "(-1: a new node), for problems of different sizes without names.")
+@deterministic_options
 @cluster_options
-def solve(problem: str | None, time_limit: float, backends: str | None, workers: int | None,
-          seed: int, output: str | None, force: bool, as_json: bool, quiet: bool,
-          no_presolve: bool, no_early_stop: bool, policy: str | None, ignore_demand: bool,
-          memory_limit: str | None, clock: str, no_exhaustive: bool, cost_scale: float,
-          warm_start: str | None, previous: str | None, node_map: str | None,
-          dask_scheduler: str | None, dask_workers: int | None, dask_problem: str,
-          dask_unreachable: str) -> None:
+def solve(problem: str | None, time_limit: float | None, backends: str | None,
+          workers: int | None, seed: int, output: str | None, force: bool, as_json: bool,
+          quiet: bool, no_presolve: bool, no_early_stop: bool, policy: str | None,
+          ignore_demand: bool, memory_limit: str | None, clock: str, no_exhaustive: bool,
+          cost_scale: float, warm_start: str | None, previous: str | None, node_map: str | None,
+          deterministic: bool, work: int | None, dask_scheduler: str | None,
+          dask_workers: int | None, dask_problem: str, dask_unreachable: str) -> None:
     """Find the cheapest feasible plan for PROBLEM (default: the bundled example).
 
     PROBLEM is contest or extended JSON, or an XLA AutoShardingSolverRequest (.pb, .binpb,
@@ -309,6 +333,10 @@ def solve(problem: str | None, time_limit: float, backends: str | None, workers:
     With --dask-scheduler (or --dask-workers) the solve runs across a Dask cluster, one shard of the
     portfolio per worker; this machine keeps a local answer and verifies every shard's plan
     (docs/distributed.md).
+
+    With --deterministic (or --work N) the same problem, seed and work give the same plan, bit for
+    bit, with any number of cores, on a loaded or idle machine (docs/determinism.md); the
+    final line on stderr names the plan's hash.
     """
     from ..runner.contain import parse_size
 
@@ -322,7 +350,8 @@ def solve(problem: str | None, time_limit: float, backends: str | None, workers:
     options = RunOptions(time_limit, workers=workers, seed=seed, presolve=not no_presolve,
                          exhaustive=not no_exhaustive, early_stop=not no_early_stop,
                          policy=policy or DEFAULT_POLICY, memory_limit=cap,
-                         honour_demand=not ignore_demand, cluster=cluster)
+                         honour_demand=not ignore_demand, cluster=cluster,
+                         deterministic=deterministic, work=work)
     sys.exit(run_solve(problem or bundled_example(), options, backends, output, as_json, quiet,
                        force, clock=clock, cost_scale=cost_scale, warm_start=warm_start,
                        previous=previous, node_map=node_map))
@@ -334,19 +363,22 @@ def solve(problem: str | None, time_limit: float, backends: str | None, workers:
 @click.option("--clock", type=click.Choice(CLOCKS), default="process", show_default=True,
               help=CLOCK_HELP)
 @click.option("--no-exhaustive", is_flag=True, help=NO_EXHAUSTIVE_HELP)
+@deterministic_options
 @cluster_options
-def _iopddl(problem: str, timeout: float, clock: str, no_exhaustive: bool,
-            dask_scheduler: str | None, dask_workers: int | None, dask_problem: str,
-            dask_unreachable: str) -> None:
+def _iopddl(problem: str, timeout: float, clock: str, no_exhaustive: bool, deterministic: bool,
+            work: int | None, dask_scheduler: str | None, dask_workers: int | None,
+            dask_problem: str, dask_unreachable: str) -> None:
     """Contest drop-in: solve PROBLEM within TIMEOUT seconds; the last stdout line is the plan.
 
     TIMEOUT counts from the creation of this process, as a harness that times the whole command
     sees it: when a shell runs other commands and then execs `iopddl`, their time counts too
     (`--clock program` counts from this program's start instead, as `portfolio solve` does).
+    With --deterministic (or --work N), TIMEOUT is the safety net of a deterministic run.
     """
     try:
         cluster = cluster_from(dask_scheduler, dask_workers, dask_problem, dask_unreachable)
-        options = RunOptions(timeout, presolve=True, exhaustive=not no_exhaustive, cluster=cluster)
+        options = RunOptions(timeout, presolve=True, exhaustive=not no_exhaustive, cluster=cluster,
+                             deterministic=deterministic, work=work)
         code = run_solve(problem, options, quiet=True, clock=clock)
     except ProblemError as exc:
         raise UserError(str(exc)) from None

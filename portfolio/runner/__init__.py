@@ -3,7 +3,8 @@
 ``core`` holds a run's state and event loop, with its jobs in ``launch`` (starting presolve and
 workers), ``supervise`` (reading and ending workers), ``answers`` (verification, claims, the result),
 and its rules one module each: ``order`` (start order), ``demotion`` (low CPU demand), ``stopping``
-(deadlines, early stop, signals); ``worker`` is the worker side and its protocol; ``validate``
+(deadlines, early stop, signals), ``exchange`` (deterministic mode's exchange points); ``worker``
+is the worker side and its protocol, ``points`` deterministic mode's worker side; ``validate``
 checks every message; ``claims`` keeps what backends claim apart from what was verified;
 ``schedule`` shares the cores; ``presolving`` runs presolve under the deadline;
 ``fallback`` is the instant plan from plain numpy; ``result`` holds what a run returns.

@@ -4,6 +4,7 @@ decide), and the :class:`PortfolioResult` assembled at the end. No process code 
 
 from __future__ import annotations
 
+import math
 import time
 from typing import TYPE_CHECKING, Optional
 
@@ -35,9 +36,8 @@ class Answers:
     Uses ``problem``, ``runs``, ``claims``, ``best``/``best_eval``/``best_backend``, ``reserve``,
     ``shared`` (the best plan published to workers), ``options`` and ``now()``."""
 
-    def _consider(self, run: Optional[BackendRun], plan: object, note: str
-                  ) -> tuple[Optional[str], Optional[Evaluation]]:
-        """Verify a plan; keep it if it is the best. (why refused or None, its evaluation)."""
+    def _verify(self, plan: object) -> tuple[Optional[str], Optional[Evaluation]]:
+        """Evaluate a plan on the original problem: (why refused or None, its evaluation)."""
         try:
             ev = evaluate(self.problem, plan)
         except Exception as exc:  # SolutionError, or a plan no evaluator could read
@@ -45,14 +45,29 @@ class Answers:
         if not ev.feasible:
             return (f"infeasible plan reported as feasible: usage {ev.peak_usage:,} > limit "
                     f"{ev.usage_limit:,} at t={ev.first_violation_time}"), ev
-        sol = np.array(plan, dtype=np.int64)
-        if run is not None and (run.best_cost is None or ev.cost < run.best_cost):
+        return None, ev
+
+    def _record(self, run: BackendRun, sol: np.ndarray, ev: Evaluation, note: str) -> None:
+        """A verified plan in its backend's row (best cost, incumbents over time)."""
+        if run.best_cost is None or ev.cost < run.best_cost:
             run.best_cost, run.best_solution, run.time_to_best = ev.cost, sol, round(self.now(), 4)
             run.incumbents.append(Incumbent(round(self.now(), 4), ev.cost, run.name, note))
+
+    def _consider(self, run: Optional[BackendRun], plan: object, note: str
+                  ) -> tuple[Optional[str], Optional[Evaluation]]:
+        """Verify a plan; keep it if it is the best. (why refused or None, its evaluation). In
+        deterministic mode only the exchange points publish the incumbent (:mod:`.exchange`)."""
+        refused, ev = self._verify(plan)
+        if refused:
+            return refused, ev
+        sol = np.array(plan, dtype=np.int64)
+        if run is not None:
+            self._record(run, sol, ev, note)
         if self.best_eval is None or ev.cost < self.best_eval.cost:
             self.best, self.best_eval = sol, ev
             self.best_backend = None if run is None else run.name
-            self.shared.publish(sol)
+            if not self.options.deterministic:
+                self.shared.publish(sol)
         return None, ev
 
     def offer(self, run: Optional[BackendRun], plan: object, note: str) -> Optional[str]:
@@ -195,10 +210,14 @@ class Answers:
         self.reserve_refined = True
         if not self.options.fallback or self.reserve is None or not self.reserve[1].has_forbidden:
             return
-        left = self.soft_deadline - time.monotonic()
-        if left < 0.5:
-            return
-        plan = safe_plan(self.problem, min(1.0, left / 3))
+        if self.options.deterministic:  # no clock: every pass to its end (bounded by its waves)
+            seconds = math.inf
+        else:
+            left = self.soft_deadline - time.monotonic()
+            if left < 0.5:
+                return
+            seconds = min(1.0, left / 3)
+        plan = safe_plan(self.problem, seconds)
         ev = evaluate(self.problem, plan)
         if ev.feasible and ev.cost < self.reserve[1].cost:
             self.reserve = (plan, ev)
@@ -249,6 +268,7 @@ class Answers:
                 why = run.note or "the time was up before it could start"
                 run.note = f"never started: {why}"
         self._check_claims()
+        deterministic = self._deterministic_summary() if self.options.deterministic else None
         solution, evaluation, winner = self.best, self.best_eval, self.best_backend
         if self.options.fallback and self.reserve is not None and (
                 evaluation is None or self.reserve[1].cost < evaluation.cost):
@@ -267,7 +287,7 @@ class Answers:
             stopped_early=self.stopped_early, presolve=self.presolve_info, interrupted=self.interrupted,
             schedule={"policy": self.scheduler.policy, "cores": self.cores,
                       "honour_demand": self.options.honour_demand},
-            engines=engine_versions(self.backends),
+            engines=engine_versions(self.backends), deterministic=deterministic,
             warm_start=None if self.warm is None else self.warm.report(cost),
         )
 

@@ -11,6 +11,7 @@ process sentinels; it never blocks on a worker and runs no plugin code beyond ``
 
 from __future__ import annotations
 
+import math
 import multiprocessing as mp
 import os
 import signal
@@ -29,6 +30,7 @@ from . import contain
 from .answers import FALLBACK, Answers
 from .claims import ClaimBook
 from .demotion import Demotion
+from .exchange import Exchange, deterministic_split
 from .launch import Launching, _Presolve
 from .order import StartOrder, safety_until, start_order
 from .result import BackendRun, PortfolioResult
@@ -41,12 +43,13 @@ from .worker import PlanMapping, SharedBest
 __all__ = ["FALLBACK", "Portfolio", "deadline_plan", "run_portfolio"]
 
 
-class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules):
+class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules, Exchange):
     """One portfolio run. Use :func:`run_portfolio`; this class holds the run's state and its event
     loop; the methods it inherits are grouped by job: :mod:`.launch` (starting presolve and workers),
     :mod:`.supervise` (messages, ending workers), :mod:`.answers` (verification, claims, result),
     and one module per rule: :mod:`.order` (start order), :mod:`.demotion` (low CPU demand),
-    :mod:`.stopping` (deadlines, early stop, signals)."""
+    :mod:`.stopping` (deadlines, early stop, signals), :mod:`.exchange` (deterministic mode's
+    exchange points)."""
 
     def __init__(self, problem: Problem, backends: Sequence[BackendLike], options: RunOptions, *,
                  on_update: Optional[Callable[["Portfolio"], None]] = None,
@@ -58,6 +61,12 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
             raise ValueError(f"backend listed twice: {names}")
         if not isinstance(options, RunOptions):
             raise TypeError(f"options: expected RunOptions, got {type(options).__name__}")
+        if options.deterministic and (hold is not None or keep_open is not None):
+            raise ValueError("deterministic mode takes no hold or keep_open: work done outside "
+                             "the run's workers cannot be exchanged at its points")
+        left_out: list[str] = []
+        if options.deterministic:   # only backends that count work take part (one note names the rest)
+            backends, left_out = deterministic_split(backends)
         self.problem, self.backends, self.options = problem, list(backends), options
         start = options.start
         self.start = time.monotonic() if start is None else start
@@ -107,12 +116,19 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
         # The warm start, repaired when needed, is a plan of the run before any backend starts.
         self.warm: Optional[WarmStart] = None
         if options.warm_start is not None:
+            # deterministic mode: the repair runs to its own end (its loops are bounded by their
+            # counts), never cut by a clock
             self.warm = take_warm_start(problem, options.warm_start,
-                                        repair_seconds(options.time_limit))
+                                        math.inf if options.deterministic
+                                        else repair_seconds(options.time_limit))
             for plan in self.warm.incumbents():
                 self._consider(None, plan, "warm start")
             if self.best is not None:
                 self.best_backend = WARM_START
+        if options.deterministic:
+            self._init_exchange(left_out)
+            if self.best is not None:   # point 0's incumbent: the verified warm start
+                self.shared.publish(self.best)
 
     def now(self) -> float:
         return time.monotonic() - self.start
@@ -171,6 +187,8 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
             self._check_memory(live)
             live = [w for w in live if not w.done]
             self._demote_hopeless_bounders(live)
+            if self.options.deterministic:   # what ended this turn (presolve, a worker) may
+                self._settle_points()        # free points: settled before the run may end
             reason = self._stop_reason()
             if reason:
                 self.stopped_early = reason
@@ -199,6 +217,8 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
                     self._receive(worker)
                     if not worker.done:
                         self._finish(worker)
+            if self.options.deterministic:
+                self._settle_points()
 
 
 

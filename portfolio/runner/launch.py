@@ -3,6 +3,7 @@ them start, and extra seed copies of randomized backends on idle cores (which on
 
 from __future__ import annotations
 
+import functools
 import multiprocessing as mp
 import time
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ import numpy as np
 from ..backend import BackendLike, Status
 from ..registry import poll_available
 from . import validate
+from .points import PointReporter
 from .presolving import PRESOLVE_SHARE, presolve_main
 from .result import BackendRun
 from .supervise import _Worker
@@ -54,7 +56,9 @@ class Launching:
         process.start()
         child.close()
         left = max(0.0, self.soft_deadline - time.monotonic())
-        self.presolve_job = _Presolve(process, parent, time.monotonic() + PRESOLVE_SHARE * left, self.now())
+        # deterministic mode waits for presolve: only the safety net (the run's end) stops it
+        cutoff = float("inf") if self.options.deterministic else time.monotonic() + PRESOLVE_SHARE * left
+        self.presolve_job = _Presolve(process, parent, cutoff, self.now())
 
     def _launch_ready(self) -> None:
         # available() is plugin code in the parent: every check runs at once in a thread under the
@@ -91,8 +95,12 @@ class Launching:
             warm = to_hint(mapping, warm)
         elif backend.capabilities.reduced and self.options.presolve and self.presolve_info is None:
             run.note = "presolve not ready: original problem"
+        shared = self.shared if backend.capabilities.warm_start else None
         spec = WorkerSpec(backend, problem, self.soft_deadline, run.seed, warm, self.start,
-                          self.shared if backend.capabilities.warm_start else None, mapping, run.cores)
+                          shared, mapping, run.cores)
+        if self.options.deterministic:
+            spec.reporter = functools.partial(PointReporter, t0=self.start, board=self.shared,
+                                              shared=shared, mapping=mapping, total=self.work_each)
         parent_conn, child_conn = self.ctx.Pipe(duplex=False)
         process = self.ctx.Process(target=worker_main, args=(spec, child_conn),
                                    name=f"portfolio-{run.name}", daemon=False)

@@ -6,7 +6,8 @@ In order: a backend held from outside (a cluster doing its work) waits; for the 
 quick ones (the *safety net*: neither anytime nor exact) to finish, so that on a loaded machine the
 first answer gets the cores; a backend working on the presolved problem waits for presolve; two
 backends with the same JIT cache never compile at once (the second waits and loads the cache).
-Backends without set-up start first. :mod:`.launch` does the starting; this module only decides.
+Backends without set-up start first. In deterministic mode no extra seed is started (the rule reads
+the clock and the cores); the other rules only move when a backend starts, never what it computes. :mod:`.launch` does the starting; this module only decides.
 """
 
 from __future__ import annotations
@@ -72,7 +73,8 @@ class StartOrder:
         """The randomized backend to copy with a new seed on an idle core, or None: not while a
         backend waits or presolve runs, nor close to the deadline; the one with the fewest copies
         (then by name) among those solving."""
-        if not self.options.extra_seeds or self.waiting or self.presolve_job is not None:
+        if (not self.options.extra_seeds or self.options.deterministic or self.waiting
+                or self.presolve_job is not None):
             return None
         if self.soft_deadline - time.monotonic() < EXTRA_MIN_SECONDS:
             return None

@@ -6,6 +6,7 @@ without importing process code.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -14,6 +15,18 @@ import numpy as np
 from ..backend import Status
 from ..evaluate import Evaluation
 from .claims import PROVEN, Claim
+
+
+PLAN_HASH_CHARS = 16
+
+
+def plan_hash(plan: Optional[np.ndarray]) -> Optional[str]:
+    """The first ``PLAN_HASH_CHARS`` hex digits of the SHA-256 of the plan's int64 little-endian
+    bytes (None for no plan): two runs gave the same plan when their hashes agree."""
+    if plan is None:
+        return None
+    data = np.ascontiguousarray(np.asarray(plan, dtype="<i8")).tobytes()
+    return hashlib.sha256(data).hexdigest()[:PLAN_HASH_CHARS]
 
 
 @dataclass
@@ -127,6 +140,16 @@ class PortfolioResult:
     warm_start: Optional[dict] = None
     """The given plan's fate (:meth:`.warmstart.WarmStart.report`): cost or why it was not usable,
     the repair, and the improvement on it; None for a run without one."""
+    deterministic: Optional[dict] = None
+    """Deterministic mode's word on the run (None in a timed run): ``complete`` (the answer is the
+    deterministic one), ``reason`` when it is not (the safety net fired, a worker died, a signal),
+    ``work``, ``work_per_backend``, ``exchange``, ``points`` settled, ``left_out`` (backends that
+    do not support the mode)."""
+
+    @property
+    def plan_hash(self) -> Optional[str]:
+        """A short fingerprint of the answer (:func:`plan_hash`), to compare runs."""
+        return plan_hash(self.solution)
 
     @property
     def cost(self) -> Optional[int]:
@@ -213,6 +236,8 @@ class PortfolioResult:
             "claims": [c.to_dict() for c in self.claims],
             "schedule": self.schedule,
             "engines": dict(self.engines),
+            "deterministic": self.deterministic,
+            "plan_hash": self.plan_hash,
             "evaluation": None if self.evaluation is None else self.evaluation.to_dict(),
             "backends": [run.to_dict() for run in self.runs.values()],
             "incumbents": [{"time": i.time, "cost": i.cost, "backend": i.backend, "note": i.note}

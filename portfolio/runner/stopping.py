@@ -62,7 +62,8 @@ class StopRules:
         if reason is None:
             return None
         own = any(c.backend == "runner" for c in self.claims.standing())
-        return reason if own or self._safety_net_done() else None
+        # deterministic mode: claims come only at exchange points, and the stop is decided there
+        return reason if own or self.options.deterministic or self._safety_net_done() else None
 
     def _nothing_left(self, live: list) -> bool:
         """No worker alive, no presolve running, and no backend left to start before the backends'

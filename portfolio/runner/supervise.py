@@ -69,6 +69,15 @@ class Supervision:
             if fields[1]:
                 run.note = f"prepare failed: {fields[1]}"
             self._release(worker)
+        elif (kind in ("point", "held")) != bool(self.options.deterministic) and kind in (
+                "point", "held", "incumbent", "bound"):
+            mode = "deterministic" if self.options.deterministic else "timed"
+            self._kill(worker)
+            self._reject(run, f"malformed message: {kind} in a {mode} run")
+        elif kind == "point":
+            self._on_point(worker, *fields)
+        elif kind == "held":
+            self._on_held(worker, *fields)
         elif kind == "incumbent":
             refused, _ = self._consider(run, fields[1], fields[2])
             if refused:
@@ -81,13 +90,18 @@ class Supervision:
         elif kind == "error":
             run.status, run.note = Status.ERROR, f"exception: {fields[0]}"
             run.finished = round(self.now(), 4)
+            if self.options.deterministic:
+                self._det_end(run.name)
         else:
             try:
                 result = validate.result_fields(fields[0])
             except validate.MessageError as exc:
                 self._reject(run, str(exc))
                 return
-            self._accept_result(worker, result)
+            if self.options.deterministic:
+                self._det_result(worker, result)
+            else:
+                self._accept_result(worker, result)
 
     def _release(self, worker: _Worker) -> None:
         if worker.key is not None and self.compiling.get(worker.key) == worker.run.name:
@@ -121,6 +135,8 @@ class Supervision:
                     run.note = f"worker died{where} by signal {-code}"
             else:
                 run.note = f"worker exited{where} with code {code} without a result"
+        if self.options.deterministic:
+            self._det_gone(worker)
         try:
             worker.conn.close()
         except OSError:
@@ -183,6 +199,7 @@ class Supervision:
     def _stop_all(self, note: str) -> None:
         """Collect what running workers sent, then terminate them with status TIMEOUT: every group
         is killed first and reaped after, so on a loaded machine the deaths overlap."""
+        self.closing = True   # deterministic mode: no point is settled from here on
         self.scheduler.resume_all()
         for worker in self.active:
             if not worker.done:

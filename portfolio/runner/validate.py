@@ -110,7 +110,8 @@ def message(msg: object) -> tuple[str, tuple]:
     if not isinstance(msg, tuple) or not msg or not isinstance(msg[0], str):
         raise MessageError(f"message of type {type(msg).__name__} is not a tagged tuple")
     kind, rest = msg[0], msg[1:]
-    expected = {"incumbent": 3, "bound": 3, "demand": 2, "prepared": 2, "done": 1, "error": 1}
+    expected = {"incumbent": 3, "bound": 3, "demand": 2, "prepared": 2, "done": 1, "error": 1,
+                "point": 5, "held": 4}
     if kind not in expected:
         raise MessageError(f"unknown message kind {note_text(kind)[:40]}")
     if len(rest) != expected[kind]:
@@ -119,6 +120,15 @@ def message(msg: object) -> tuple[str, tuple]:
         return kind, (seconds_value(rest[0]), rest[1], note_text(rest[2]))
     if kind == "bound":  # the value is checked by the receiver: a malformed one is dropped, named
         return kind, (seconds_value(rest[0]), rest[1], note_text(rest[2]))
+    if kind in ("point", "held"):  # deterministic mode (see runner/points.py)
+        if kind == "point":
+            k = rest[0]
+            if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+                raise MessageError(f"exchange point {note_text(repr(k))[:40]} is not a positive integer")
+            rest = rest[1:]
+        plan, note, bound, bound_note = rest
+        fields = (None if plan is None else plan, note_text(note), bound, note_text(bound_note))
+        return kind, ((int(k),) + fields if kind == "point" else fields)
     if kind == "demand":
         if rest[0] not in DEMANDS:
             raise MessageError(f"demand {note_text(repr(rest[0]))[:40]}: expected one of "

@@ -6,6 +6,9 @@ A worker sends plain data only, so the parent never unpickles a plugin's objects
 ``("bound", seconds_since_start, bound, note)`` for improving lower bounds (both throttled),
 ``("demand", "low"|"normal", why)`` when the backend's CPU demand changes, then
 ``("done", {"status", "solution", "lower_bound", "note"})`` or ``("error", traceback_text)``.
+In deterministic mode plans and bounds travel only at exchange points instead
+(``("point", k, plan, note, bound, bound_note)``, then ``("held", ...)`` before the final message:
+:mod:`.points`).
 ``prepare()`` (JIT compilation, for instance) runs here, under the deadline, never in the parent.
 """
 
@@ -21,7 +24,7 @@ import time
 import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Optional, Protocol
+from typing import Callable, Optional, Protocol
 
 import numpy as np
 
@@ -72,9 +75,14 @@ class SharedBest:
     The parent never sends plans down a pipe (a blocking send to a worker that is itself blocked
     sending an incumbent would deadlock both); it writes here, seqlock style: the version is odd while
     the plan is being written, and readers retry when the version moved during their copy.
+
+    ``settled`` is deterministic mode's counter: the last exchange point the parent settled (the
+    plan is that point's incumbent, written before the counter moves; workers waiting at a point
+    watch it, see :mod:`.points`).
     """
 
     def __init__(self, ctx: mp.context.BaseContext, n: int) -> None:
+        self.settled = ctx.RawValue("q", 0)
         self.version = ctx.RawValue("q", 0)
         self.plan = ctx.RawArray("q", max(n, 1))
         self.n = n
@@ -246,6 +254,9 @@ class WorkerSpec:
     shared: Optional[SharedBest]
     mapping: Optional[PlanMapping]
     cores: int
+    reporter: Optional[Callable[[Connection], "PipeReporter"]] = None
+    """Deterministic mode's reporter for the worker's end of the pipe (:mod:`.points`); None: the
+    timed run's :class:`PipeReporter`."""
 
 
 def wall_deadline(monotonic_deadline: float) -> float:
@@ -267,7 +278,8 @@ def worker_main(spec: WorkerSpec, conn: Connection) -> None:
     contain.become_subreaper()    # whatever it starts stays in this tree ...
     contain.mark_worker()         # ... and is marked, for the parent's sweep
     os.environ[CORES_ENV] = str(max(1, spec.cores))
-    reporter = PipeReporter(conn, spec.t0, spec.shared, spec.mapping)
+    reporter = (spec.reporter(conn) if spec.reporter is not None
+                else PipeReporter(conn, spec.t0, spec.shared, spec.mapping))
     try:
         if has_prepare(spec.backend):
             t = time.perf_counter()

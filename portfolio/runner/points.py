@@ -1,0 +1,126 @@
+"""Deterministic mode, worker side: the ``report`` and ``report.work`` of a backend that counts work.
+
+Why a reporter of its own: in this mode the portfolio may only exchange plans at fixed points of
+each backend's work count (:mod:`portfolio.work`), never when a plan happens to arrive. So
+``report(plan)`` and ``report.bound(value)`` only remember; at exchange point k, ``spend`` hands the
+parent what was remembered since the last point (``("point", k, plan, note, bound, bound_note)``,
+None for nothing new), then waits until the parent has settled point k (the settled-point counter
+of :class:`~.worker.SharedBest`), and ``report.best()`` returns that point's incumbent from then on.
+When ``solve`` ends, what is still remembered goes first, as ``("held", plan, note, bound,
+bound_note)``, so that it counts at the backend's last point with its final result. The parent's
+side is :mod:`.exchange`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from multiprocessing.connection import Connection
+from typing import Optional
+
+import numpy as np
+
+from ..work import EXCHANGE_UNITS
+from .worker import PipeReporter, PlanMapping, SharedBest, plain_plan, to_hint, _plain_bound
+
+WAIT_FIRST, WAIT_MOST = 0.0005, 0.01
+"""Seconds between two looks at the settled-point counter while waiting (doubling up to the most):
+waiting costs no CPU and only the wait's length, never its outcome, depends on the clock."""
+
+
+class PointWork:
+    """``report.work`` in a runner's worker: counts units, stops at each exchange point."""
+
+    def __init__(self, reporter: "PointReporter", total: int, exchange: int = EXCHANGE_UNITS) -> None:
+        self.total, self.exchange = int(total), int(exchange)
+        self.reporter = reporter
+        self._spent = 0.0
+
+    def spent(self) -> int:
+        return int(self._spent)
+
+    def spend(self, units: float) -> bool:
+        """Count ``units``; at every exchange point passed (several, for a large step: each one,
+        with the same plan) hand over the remembered plan and wait for the point's incumbent."""
+        if self._spent >= self.total:
+            return False
+        value = float(units)
+        if not math.isfinite(value) or value < 0:
+            raise ValueError(f"work units must be a finite number >= 0, got {units!r}")
+        before = int(self._spent // self.exchange)
+        self._spent = min(float(self.total), self._spent + value)
+        for k in range(before + 1, int(self._spent // self.exchange) + 1):
+            self.reporter.exchange_point(k)
+        return self._spent < self.total
+
+
+class PointReporter(PipeReporter):
+    """The ``report`` of a deterministic backend's worker (see the module).
+
+    ``board`` carries the settled-point counter (every deterministic worker has it); ``shared``, the
+    incumbent, only for a backend declaring ``warm_start``, as in a timed run."""
+
+    def __init__(self, conn: Connection, t0: float, board: SharedBest, shared: Optional[SharedBest],
+                 mapping: Optional[PlanMapping], total: int) -> None:
+        super().__init__(conn, t0, shared, mapping)
+        self.board = board
+        self.points = 0
+        self.held: Optional[tuple[np.ndarray, str]] = None
+        self.held_bound: Optional[tuple[object, str]] = None
+        self.work = PointWork(self, total)
+        self.latest_best = self._read_best()  # point 0: the warm start, or None
+
+    def __call__(self, solution: np.ndarray, note: str = "") -> None:
+        arr = solution if isinstance(solution, np.ndarray) else np.asarray(solution)
+        with self.lock:
+            self.held = (arr.copy(), str(note))
+
+    def bound(self, value: object, note: str = "") -> None:
+        if value is None:
+            return
+        with self.lock:
+            self.held_bound = (_plain_bound(value), str(note))
+
+    def best(self) -> Optional[np.ndarray]:
+        """The incumbent of the last point this backend passed (the warm start before the first)."""
+        return self.latest_best
+
+    def _read_best(self) -> Optional[np.ndarray]:
+        if self.shared is None:
+            return None
+        self.seen, plan = self.shared.read(self.seen)
+        return self.latest_best if plan is None else to_hint(self.mapping, plan)
+
+    def _take_held(self) -> tuple:
+        """What was remembered since the last point, as plain data (None for nothing new)."""
+        plan = note = bound = bound_note = None
+        if self.held is not None:
+            raw, note = self.held
+            plan = plain_plan(raw, self.mapping)
+        if self.held_bound is not None:
+            bound, bound_note = self.held_bound
+        self.held = self.held_bound = None
+        return plan, note or "", bound, bound_note or ""
+
+    def exchange_point(self, k: int) -> None:
+        """Point ``k``: hand over, wait until the parent settled it, read its incumbent."""
+        with self.lock:
+            message = ("point", k, *self._take_held())
+            if self.closed:
+                return
+            self.conn.send(message)
+        self.points = k
+        pause = WAIT_FIRST
+        while self.board.settled.value < k:
+            time.sleep(pause)
+            pause = min(WAIT_MOST, 2 * pause)
+        self.latest_best = self._read_best()
+
+    def send(self, message: tuple, final: bool = True) -> None:
+        """A final message (``done``, ``error``) goes after what is still remembered (``held``)."""
+        if final:
+            with self.lock:
+                held = self._take_held()
+                if not self.closed and (held[0] is not None or held[2] is not None):
+                    self.conn.send(("held", *held))
+        super().send(message, final)
