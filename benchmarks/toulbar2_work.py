@@ -1,4 +1,4 @@
-"""The toulbar2 engine's work units against the CPU time they stand for (issue 31, deterministic mode).
+"""The toulbar2 engine's work units against the CPU time they stand for (issue 31).
 
 Why: in deterministic mode the engine counts work units (``portfolio/toulbar2/pace.py``: one unit
 is about 1 ms of one core of this machine kind) from toulbar2's counts and the network's size,
@@ -31,7 +31,8 @@ def load(name: str):
     from portfolio.io import load_problem
     from portfolio.presolve.pipeline import presolve
 
-    return presolve(load_problem(str(SHARED / "benchmarks" / f"asplos-2025-iopddl-{name}.json.gz"))).reduced
+    path = SHARED / "benchmarks" / f"asplos-2025-iopddl-{name}.json.gz"
+    return presolve(load_problem(str(path))).reduced
 
 
 def children_cpu() -> float:
@@ -75,8 +76,8 @@ def solves(names: list[str], limits: list[int]) -> None:
                 continue
             units = solve_units(entries, value["nodes"], weight)
             print(f"| {name} | {problem.num_nodes} | {entries:,} | {weight ** 0.5:.0f} | "
-                  f"{value['backtracks']} ({limit}) | {value['nodes']:,} | {cpu:.2f} | {units:,.0f} | "
-                  f"{1000 * cpu / units:.2f} |", flush=True)
+                  f"{value['backtracks']} ({limit}) | {value['nodes']:,} | {cpu:.2f} | "
+                  f"{units:,.0f} | {1000 * cpu / units:.2f} |", flush=True)
 
 
 def runs(names: list[str], units: int) -> None:

@@ -9,7 +9,7 @@ constants of :mod:`.search`); a work pace answers in counts: subgradient steps b
 solves by backtracks (:func:`.cfn.time_limit`), rounds while units are left, and it reads
 ``report.best()`` only right after an exchange point (``spend`` returned).
 
-**Work units** (1 unit is about 1 ms of one core of the reference machine). Each toulbar2 solve costs
+**Work units** (1 unit is about 1 ms of one core of the reference machine). A toulbar2 solve costs
 
     SOLVE_UNITS + ENTRY_UNITS * entries + NODE_UNITS * nodes * msd**2
 
@@ -18,15 +18,15 @@ domain size of the network's variables, which stands for the work of enforcing s
 consistency at one node: projections and extensions cost in the products of domain sizes. Its
 square is a fit, not a law: with ``msd`` alone S's solves came out at half their measured cost,
 with its square every measured solve of A, K, N and S lies within 0.67-1.24 of its cost). The
-exact mode (hybrid best-first search, knapsacks) costs ``EXACT_NODE_UNITS`` per node instead. A subgradient
-step costs ``PRICE_EDGE_UNITS`` per edge entry and ``PRICE_USAGE_UNITS`` per interval usage of the
-kernel model; the engine's own work in the backend's process (network building, plan evaluation,
-the kernels' repair and polish) costs ``PARENT_ENTRY_UNITS`` per network entry and solve, and
-``POLISH_UNITS`` per entry of the problem for each polish; the set-up costs ``SETUP_UNITS`` per entry
-of the problem. The figures were measured in CPU seconds (``getrusage(RUSAGE_CHILDREN)`` of the
+exact mode (hybrid best-first search, knapsacks) costs ``EXACT_NODE_UNITS`` per node instead. A
+subgradient step costs ``PRICE_EDGE_UNITS`` per edge entry and ``PRICE_USAGE_UNITS`` per interval
+usage of the kernel model; the engine's own work in the backend's process (network building, plan
+evaluation) costs ``PARENT_ENTRY_UNITS`` per network entry and solve, the kernels' repair and
+polish ``POLISH_UNITS`` per entry of the problem each time, the set-up ``SETUP_UNITS`` per entry of
+the problem. The figures were measured in CPU seconds (``getrusage(RUSAGE_CHILDREN)`` of the
 toulbar2 children, ``process_time`` of the engine) on A, B, G, K, N and S:
 docs/benchmarks/determinism.md, "toulbar2". The backtrack limit of a solve comes from its unit
-allowance through the nodes per backtrack seen so far in the run (a count, so the same in every run).
+allowance through the nodes per backtrack seen so far in the run (counts: the same in every run).
 """
 
 from __future__ import annotations

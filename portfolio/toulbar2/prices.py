@@ -13,10 +13,10 @@ they are).
 
 The prices come from the project's own subgradient (:class:`portfolio.kernels.bound.LagrangeBound`,
 the ``bound`` backend's engine) on the kernel model of the backend's problem, run a few seconds
-before the first round and a little more between rounds (in deterministic mode a number of steps,
-:meth:`PriceModel.advance_steps`, each costing :attr:`PriceModel.step_units`). The kernel model used is
-``prep.model``, the problem's own view (same nodes and strategies), never the kernels' reduced
-one, so the penalty lines up with the network's variables.
+before the first round and a little more between rounds (in deterministic mode a number of
+steps, :meth:`PriceModel.advance_steps`, each costing :attr:`PriceModel.step_units`). The kernel
+model used is ``prep.model``, the problem's own view (same nodes and strategies), never the
+kernels' reduced one, so the penalty lines up with the network's variables.
 """
 
 from __future__ import annotations
