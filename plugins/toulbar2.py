@@ -2,7 +2,8 @@
 project has (exact mode on small instances, Lagrangian-priced memory, every plan repaired and
 polished by the kernels). The engine is the library's :mod:`portfolio.toulbar2`
 (:class:`~portfolio.toulbar2.PenaltySearch`); this module is its backend: metadata, the
-requirement check, and ``solve`` handed to the engine.
+requirement check, and ``solve`` handed to the engine (timed, or deterministic when
+``report.work`` is set; the warm start is its first incumbent and toulbar2's initial solution).
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ class Toulbar2Backend(Backend):
     capabilities = Capabilities(exact=True, anytime=True, warm_start=True, reduced=True,
                                 randomized=True)
     meta = BackendMeta(engines=("pytoulbar2", "numba", "numpy"), requires=("pytoulbar2",),
-                       requirement=REQUIREMENT)
+                       requirement=REQUIREMENT, deterministic=True)
+    # Deterministic mode (report.work): backtrack limits and counted work units instead of
+    # seconds (portfolio/toulbar2/pace.py); a warm start is toulbar2's initial solution.
     # In the default portfolio since issue 21's measurement (docs/benchmarks/toulbar2.md, "Default
     # portfolio": N's worst run at 60 s 0.877 -> 0.965 with it).
     vectors = VECTORS

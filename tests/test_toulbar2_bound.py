@@ -109,6 +109,19 @@ def test_bound_equals_the_optimum_without_binding_memory():
     assert out.bound == true_optimum(p)
 
 
+def test_a_backtrack_limited_priced_solve_is_repeatable_and_still_a_bound():
+    """Deterministic mode's variant: a backtrack limit instead of seconds, the same bound and
+    counts every time, and work units the caller can spend; unlimited enough, it finishes."""
+    p = chain_problem(n=7, seed=11)
+    prep, lb = best_prices(p, reduce=False)
+    lam, opt = lb.settle()[1], true_optimum(p)
+    cut, again, full = (tb.priced_solve(p, prep.rm, lam, SECONDS, kb.kernel_offset(prep),
+                                        backtracks=b) for b in (1, 1, 10**6))
+    assert cut.bound == again.bound and cut.work == again.work and cut.bound <= opt
+    assert cut.work["backtracks"] <= 1 < cut.work["units"]
+    assert full.complete and full.bound == opt and full.work["nodes"] >= cut.work["nodes"]
+
+
 def test_floor_div_is_exact_and_never_above():
     """The floored quotient is exactly floor((theta - shift) / scale) near float resolution."""
     rng = np.random.default_rng(3)

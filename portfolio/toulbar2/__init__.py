@@ -2,6 +2,8 @@
 lower bound that the ``bound`` backend runs as its late phase. Bottom up, one job each:
 
 * :mod:`.child` - every toulbar2 solve in a forked child, stopped at its limit, killed after;
+* :mod:`.pace` - the engine's decisions by the clock (timed) or by work units (deterministic mode:
+  backtrack limits, subgradient steps, units calibrated per count);
 * :mod:`.cfn` - the one place that opens, posts and searches a pytoulbar2 network (in the child);
 * :mod:`.scaling` - integer scaling of a network, or its refusal (never a wrap);
 * :mod:`.network` - the penalised network (plain numpy); :mod:`.weights` - its per-node weights

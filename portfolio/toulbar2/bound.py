@@ -53,6 +53,7 @@ from portfolio.problem import Problem
 
 from .cfn import open_network, post_functions, preload, search_and_read
 from .child import KILL_GRACE, run_in_child
+from .pace import EXACT_NODE_UNITS, node_weight, solve_units
 from .scaling import MAX_SCALE, TOTAL_LIMIT, ScalingError, choose_scale
 
 THETA_LIMIT = 2.0**61
@@ -169,19 +170,22 @@ def build_priced(m: Any, lam: np.ndarray, max_scale: int = MAX_SCALE,
     return net
 
 
-def priced_child(net: PricedNetwork, seconds: float, seed: int, vac: int) -> dict:
-    """Post ``net`` and run toulbar2 (HBFS; VAC when ``vac``) in a forked child; its dual bound
-    is read back whether or not the search finished."""
+def priced_child(net: PricedNetwork, seconds: float, seed: int, vac: int,
+                 backtracks: Optional[int] = None) -> dict:
+    """Post ``net`` and run toulbar2 (HBFS; VAC when ``vac``) in a forked child for ``seconds``
+    (or ``backtracks``: deterministic mode); its dual bound is read back whether or not the search
+    finished."""
     preload()
     t0 = time.monotonic()
     cfn = open_network(net.counts, seed, vac=vac, hbfs=1)
-    answer: dict = {"dual": None, "plan": None, "cost": None, "limited": True, "nodes": 0}
+    answer: dict = {"dual": None, "plan": None, "cost": None, "limited": True, "nodes": 0,
+                    "backtracks": 0}
     try:
         post_functions(cfn, ((scope, table.tolist()) for scope, table in net.functions))
     except cfn.Contradiction:   # the hard entries alone leave no assignment
         return {**answer, "dual": math.inf, "limited": False, "build_s": time.monotonic() - t0,
                 "solve_s": 0.0}
-    return search_and_read(cfn, seconds, answer, t0)
+    return search_and_read(cfn, seconds, answer, t0, backtracks)
 
 
 @dataclass
@@ -194,14 +198,21 @@ class PricedOutcome:
     plan: Optional[np.ndarray] = None  # toulbar2's best plan of the priced problem (kernel view)
     complete: bool = False
     timings: dict = field(default_factory=dict)
+    work: dict = field(default_factory=dict)   # deterministic mode: counts and their work units
 
 
 def priced_solve(problem: Problem, m: Any, lam: np.ndarray, seconds: float,
                  offset: Optional[int] = None, seed: int = 0, vac: int = VAC,
-                 max_scale: int = MAX_SCALE, shifts: Optional[tuple] = None) -> PricedOutcome:
+                 max_scale: int = MAX_SCALE, shifts: Optional[tuple] = None,
+                 backtracks: Optional[int] = None) -> PricedOutcome:
     """toulbar2's bound of ``min_x L(x, lam)`` on kernel model ``m`` of ``problem`` within about
     ``seconds`` of wall clock, certified as a bound of ``problem``'s optimum (``offset``: the
-    constant ``m``'s objective leaves out, :func:`portfolio.kernels.bound.kernel_offset`)."""
+    constant ``m``'s objective leaves out, :func:`portfolio.kernels.bound.kernel_offset`).
+
+    With ``backtracks`` (deterministic mode) toulbar2 stops after that many backtracks and
+    ``seconds`` is only the wall-clock safety net; ``work`` of the outcome then holds the counts
+    (``entries``, ``nodes``, ``backtracks``) and their ``units`` (:mod:`.pace`, as the exact mode's
+    best-first search) for the caller's ``report.work.spend``."""
     from portfolio.kernels.bound import certify
 
     t0 = time.monotonic()
@@ -213,16 +224,22 @@ def priced_solve(problem: Problem, m: Any, lam: np.ndarray, seconds: float,
     if net.infeasible:   # no forbidden-free plan at all: the forbidden floor is the bound
         return PricedOutcome(certify(problem, math.inf, offset), "no forbidden-free plan",
                              timings={"build_s": build_s})
-    post = 0.5 + 2e-6 * net.entries
-    search = seconds - build_s - post - KILL_GRACE
-    if search < 1.0:
-        return PricedOutcome(None, f"no time ({seconds:.1f} s, posting ~{post:.1f} s)")
-    outcome, value = run_in_child(priced_child, (net, search, seed, vac),
-                                  search + post + KILL_GRACE, search=search,
-                                  cap=t0 + seconds)
+    if backtracks is None:
+        post = 0.5 + 2e-6 * net.entries
+        search = seconds - build_s - post - KILL_GRACE
+        if search < 1.0:
+            return PricedOutcome(None, f"no time ({seconds:.1f} s, posting ~{post:.1f} s)")
+        outcome, value = run_in_child(priced_child, (net, search, seed, vac),
+                                      search + post + KILL_GRACE, search=search,
+                                      cap=t0 + seconds)
+    else:   # the backtracks decide; the clock only stops a run that outlives ``seconds``
+        safety = max(0.0, seconds - build_s)
+        outcome, value = run_in_child(priced_child, (net, safety, seed, vac, backtracks),
+                                      safety, search=safety, cap=time.monotonic() + safety)
+    work = {} if backtracks is None else _work(net, value if outcome == "ok" else None)
     if outcome != "ok":
         return PricedOutcome(None, f"toulbar2 child {outcome}: {value}",
-                             timings={"build_s": build_s})
+                             timings={"build_s": build_s}, work=work)
     times = {"build_s": build_s, "post_s": value["build_s"], "search_s": value["solve_s"]}
     dual = value["dual"]
     complete = not value["limited"]
@@ -238,7 +255,16 @@ def priced_solve(problem: Problem, m: Any, lam: np.ndarray, seconds: float,
             f"scale {net.scale}, posted in {value['build_s']:.1f} s, searched "
             f"{value['solve_s']:.1f} s")
     return PricedOutcome(certify(problem, units, offset), note,
-                         None if math.isinf(units) else int(units), plan, complete, times)
+                         None if math.isinf(units) else int(units), plan, complete, times, work)
+
+
+def _work(net: PricedNetwork, value: Optional[dict]) -> dict:
+    """A deterministic priced solve's counts and work units (a child without an answer: its
+    posting only)."""
+    nodes = 0 if value is None else int(value["nodes"])
+    backtracks = 0 if value is None else int(value["backtracks"])
+    units = solve_units(net.entries, nodes, node_weight(net.counts), EXACT_NODE_UNITS)
+    return {"entries": net.entries, "nodes": nodes, "backtracks": backtracks, "units": units}
 
 
 def priced_value(m: Any, lam: np.ndarray, plan: np.ndarray) -> float:

@@ -220,13 +220,16 @@ def _knapsack_arguments(weights: list, cap: int) -> str:
 
 
 def tb2_exact_child(net: ExactNetwork, seconds: float, seed: int, vac: int,
-                    ubinit: Optional[int], hint: Optional[list]) -> dict:
-    """Post ``net`` and run toulbar2's complete search (in a forked child: global state)."""
+                    ubinit: Optional[int], hint: Optional[list],
+                    backtracks: Optional[int] = None) -> dict:
+    """Post ``net`` and run toulbar2's complete search (in a forked child: global state) for
+    ``seconds``, or ``backtracks`` in deterministic mode."""
     preload()
     t0 = time.monotonic()
     cfn = open_network(net.counts, seed, vac=vac, ubinit=ubinit)
     inf = float("inf")
-    answer = {"plan": None, "cost": None, "dual": None, "limited": False, "nodes": 0}
+    answer = {"plan": None, "cost": None, "dual": None, "limited": False, "nodes": 0,
+              "backtracks": 0}
     try:   # posting propagates: a contradiction here is a proof that no plan exists
         post_functions(cfn, (([i], [inf if c < 0 else float(c) for c in row.tolist()])
                              for i, row in net.unary.items()))
@@ -239,20 +242,28 @@ def tb2_exact_child(net: ExactNetwork, seconds: float, seed: int, vac: int,
         return {**answer, "build_s": time.monotonic() - t0, "solve_s": 0.0}
     for i, s in enumerate(hint or []):   # toulbar2's value heuristic tries these first
         cfn.CFN.wcsp.setBestValue(i, int(s))
-    return search_and_read(cfn, seconds, answer, t0)
+    return search_and_read(cfn, seconds, answer, t0, backtracks)
+
+
+def network_entries(net: ExactNetwork) -> int:
+    """Entries posted for ``net`` (function tables, knapsack weights, one per variable): what
+    posting it costs, and the size deterministic mode's work units count (:mod:`.pace`)."""
+    return sum(len(t) for _, t in net.functions) + sum(
+        len(w) for _, ws, _ in net.knapsacks for w in ws) + len(net.counts)
 
 
 def _answer(t0: float, note: str, plan: Optional[list] = None, cost: Optional[int] = None,
             proven: bool = False, infeasible: bool = False, dual: Optional[int] = None,
-            **timings: float) -> dict:
+            work: Optional[dict] = None, **timings: float) -> dict:
     timings = {k: round(v, 3) for k, v in timings.items()}
     timings["total_s"] = round(time.monotonic() - t0, 3)
     return {"plan": plan, "cost": cost, "proven": proven, "infeasible": infeasible, "dual": dual,
-            "note": note, "timings": timings}
+            "note": note, "timings": timings, "work": work or {}}
 
 
 def solve_exact(problem: Problem, seconds: float, seed: int = 0, ub: Optional[int] = None,
-                start: Optional[Any] = None, vac: int = VAC, hint: bool = False) -> dict:
+                start: Optional[Any] = None, vac: int = VAC, hint: bool = False,
+                backtracks: Optional[int] = None) -> dict:
     """Solve ``problem`` (reduced) exactly with toulbar2 within about ``seconds`` of wall clock.
 
     Returns ``plan`` (list or None) and its exact ``cost``; ``proven`` (toulbar2 completed its
@@ -262,7 +273,12 @@ def solve_exact(problem: Problem, seconds: float, seed: int = 0, ub: Optional[in
     it is feasible and free of forbidden choices) speed up the proof; the plan returned is then
     never worse than ``ub`` (the start itself when nothing better is found). With ``hint`` toulbar2
     also tries the start's values first (off by default: a poor start's hints slowed a proof 3x).
-    The search gets what is left of ``seconds`` after building; posting and a grace come on top."""
+    The search gets what is left of ``seconds`` after building; posting and a grace come on top.
+
+    With ``backtracks`` (deterministic mode) toulbar2's search stops after that many backtracks
+    instead, and ``seconds`` is only the wall-clock safety net (the child is stopped at it, then
+    killed); ``work`` holds the counts the caller turns into work units (``entries`` posted,
+    search ``nodes`` and ``backtracks``), empty when toulbar2 did not run."""
     from portfolio.evaluate import evaluate
 
     t0 = time.monotonic()
@@ -287,16 +303,24 @@ def solve_exact(problem: Problem, seconds: float, seed: int = 0, ub: Optional[in
     if problem.num_nodes == 0:
         return _answer(t0, "no nodes", plan=[], cost=net.constant, proven=True,
                        dual=net.constant, build_s=build_s)
-    entries = sum(len(t) for _, t in net.functions) + sum(
-        len(w) for _, ws, _ in net.knapsacks for w in ws) + len(net.counts)
-    search = max(1.0, seconds - (time.monotonic() - t0) - 5e-6 * entries)
-    grace = 2.0 + 1e-5 * entries + KILL_GRACE   # posting, then toulbar2's way out
-    args = (net, search, seed, vac, ubinit, start if hint else None)
-    outcome, value = run_in_child(tb2_exact_child, args, search + grace, search=search,
-                                  cap=t0 + max(seconds, search) + grace)
+    entries = network_entries(net)
+    if backtracks is None:
+        search = max(1.0, seconds - (time.monotonic() - t0) - 5e-6 * entries)
+        grace = 2.0 + 1e-5 * entries + KILL_GRACE   # posting, then toulbar2's way out
+        args = (net, search, seed, vac, ubinit, start if hint else None)
+        outcome, value = run_in_child(tb2_exact_child, args, search + grace, search=search,
+                                      cap=t0 + max(seconds, search) + grace)
+    else:   # the backtracks decide; the clock only stops a run that outlives ``seconds``
+        safety = max(0.0, seconds - (time.monotonic() - t0))
+        args = (net, safety, seed, vac, ubinit, start if hint else None, backtracks)
+        outcome, value = run_in_child(tb2_exact_child, args, safety, search=safety,
+                                      cap=time.monotonic() + safety)
+    work = {"entries": entries}
     if outcome != "ok":
-        return _answer(t0, f"toulbar2 child {outcome}: {value}", build_s=build_s)
-    times = {"build_s": build_s, "post_s": value["build_s"], "search_s": value["solve_s"]}
+        return _answer(t0, f"toulbar2 child {outcome}: {value}", build_s=build_s, work=work)
+    work.update(nodes=value["nodes"], backtracks=value["backtracks"])
+    times = {"build_s": build_s, "post_s": value["build_s"], "search_s": value["solve_s"],
+             "work": work}
     complete, plan = not value["limited"], value["plan"]
     dual = None if value["dual"] is None else int(math.ceil(value["dual"])) + net.constant
     if plan is None and complete:

@@ -1,5 +1,7 @@
 """One penalised solve, in the child: post a :class:`.network.Network` and run toulbar2's limited
-discrepancy search on it, optionally along a start plan's values."""
+discrepancy search on it, optionally along a start plan's values (toulbar2's own notion of an
+initial solution: an upper bound and the value every variable tries first), for some seconds or,
+in deterministic mode, some backtracks (:func:`.cfn.time_limit`)."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from .cfn import open_network, post_functions, preload
+from .cfn import counts, open_network, post_functions, preload, time_limit
 from .child import started_search
 
 LDS = 4
@@ -16,13 +18,14 @@ LDS = 4
 
 
 def penalised_child(net: Any, seed: int, seconds: float, ub: Optional[int],
-                    start: Optional[np.ndarray] = None) -> dict:
+                    start: Optional[np.ndarray] = None, backtracks: Optional[int] = None) -> dict:
     """Post ``net`` to toulbar2 and solve it (run in a forked child: toulbar2 keeps global state).
 
     ``ub``: only plans of penalised cost below it are wanted. ``start``: a plan whose values
     toulbar2 tries first at every node (its "best value" per variable, which its value ordering
     follows), so the first dive of the limited discrepancy search runs along the incumbent and the
-    later ones explore around it. Returns ``{"plan": list or None, "dual": float or None,
+    later ones explore around it. ``backtracks``: deterministic mode's limit, instead of
+    ``seconds``. Returns ``{"plan": list or None, "dual": float or None, "nodes", "backtracks",
     "build_s", "solve_s"}``."""
     preload()
     t0 = time.monotonic()
@@ -34,7 +37,7 @@ def penalised_child(net: Any, seed: int, seconds: float, ub: Optional[int],
     started_search()
     plan = None
     try:
-        plan = _solve_from(cfn, max(1, int(seconds)), start)
+        plan = _solve_from(cfn, time_limit(cfn, int(seconds), backtracks), start)
     except Exception:  # noqa: BLE001 -- a contradiction: nothing below the upper bound
         plan = None
     dual = None
@@ -42,7 +45,8 @@ def penalised_child(net: Any, seed: int, seconds: float, ub: Optional[int],
         dual = float(cfn.GetDDualBound())
     except Exception:  # noqa: BLE001
         pass
-    return {"plan": plan, "dual": dual, "build_s": t1 - t0, "solve_s": time.monotonic() - t1}
+    return {"plan": plan, "dual": dual, **counts(cfn), "build_s": t1 - t0,
+            "solve_s": time.monotonic() - t1}
 
 
 def _solve_from(cfn: Any, seconds: int, start: Optional[np.ndarray]) -> Optional[list]:

@@ -13,9 +13,10 @@ they are).
 
 The prices come from the project's own subgradient (:class:`portfolio.kernels.bound.LagrangeBound`,
 the ``bound`` backend's engine) on the kernel model of the backend's problem, run a few seconds
-before the first round and a little more between rounds. The kernel model used is
-``prep.model``, the problem's own view (same nodes and strategies), never the kernels' reduced
-one, so the penalty lines up with the network's variables.
+before the first round and a little more between rounds (in deterministic mode a number of
+steps, :meth:`PriceModel.advance_steps`, each costing :attr:`PriceModel.step_units`). The kernel
+model used is ``prep.model``, the problem's own view (same nodes and strategies), never the
+kernels' reduced one, so the penalty lines up with the network's variables.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from typing import Optional
 import numpy as np
 
 from portfolio.problem import Problem
+
+from .pace import PRICE_EDGE_UNITS, PRICE_USAGE_UNITS
 
 
 class PriceModel:
@@ -38,6 +41,9 @@ class PriceModel:
         if not np.array_equal(np.asarray(self.m.soff), np.asarray(problem.strategy_offsets)):
             raise ValueError("kernel model and problem disagree on strategies")
         self.engine = LagrangeBound(problem, self.m, seed=seed, offset=int(problem.cost_offset))
+        self.step_units = (PRICE_EDGE_UNITS * len(problem.edge_costs)
+                           + PRICE_USAGE_UNITS * len(problem.interval_usages))
+        """Deterministic mode's work units of one step (:mod:`.pace`)."""
 
     @property
     def steps(self) -> int:
@@ -54,6 +60,11 @@ class PriceModel:
             cost, forbidden = inc.plan_cost(self.m, np.require(plan, np.int64, ["C", "W"]))
             ub = None if forbidden else int(cost)
         self.engine.run(time.monotonic() + max(0.0, seconds), ub=ub, max_steps=max_steps)
+
+    def advance_steps(self, steps: int, plan: Optional[np.ndarray] = None) -> None:
+        """Exactly ``steps`` more subgradient steps (deterministic mode: no clock decides)."""
+        if steps > 0:
+            self.advance(0.0, plan, max_steps=self.steps + int(steps))
 
     def penalty(self) -> np.ndarray:
         """Per strategy: the priced usage at the best prices, minus the node's least (>= 0);

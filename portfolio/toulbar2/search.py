@@ -20,6 +20,14 @@ made better with what the project has.
   one); toulbar2's plans reach the other backends through the runner. Following the incumbent's
   values in toulbar2's value ordering is available (``PORTFOLIO_TOULBAR2_START=1``) but off: it
   made plans worse (docs/benchmarks/toulbar2.md).
+* **Warm start**: the first incumbent (every solve's upper bound), repaired and polished by the
+  kernels at once, and toulbar2's initial solution in the first round: its values are what every
+  variable tries first, so the first dives run along it and the later ones explore around it.
+* **Deterministic mode** (``report.work`` set, :mod:`portfolio.work`): the same steps, decided by
+  counts instead of the clock (:mod:`.pace`): the exact mode and every penalised solve get a
+  backtrack limit, the prices a number of subgradient steps, rounds go on while work units are
+  left, the weights' random draws come from the seed as always, and the portfolio's incumbent is
+  read only right after an exchange point. The deadline is only the safety net.
 
 Rules and knobs for benchmarks: ``PORTFOLIO_TOULBAR2_RULE`` (``prices``, ``nodes``, ``global``),
 ``PORTFOLIO_TOULBAR2_EXACT=0``, ``PORTFOLIO_TOULBAR2_LIMIT`` (first solve's seconds).
@@ -39,8 +47,9 @@ from portfolio.backend import Reporter, SolveResult, Status, time_left
 from portfolio.evaluate import evaluate
 from portfolio.problem import Problem
 
-from .child import KILL_GRACE, run_in_child
+from .child import run_in_child
 from .network import build_network, build_tables
+from .pace import TimedPace, WorkPace, polish_units, setup_units
 from .penalty import penalised_child
 from .scaling import ScalingError
 from .weights import Bracketing, broken_nodes, first_weights, global_scale, spread
@@ -164,26 +173,33 @@ class PenaltySearch:
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
         """A backend's solve (the contract of :class:`portfolio.backend.Backend`): plans go out
         through ``report`` as they improve, the best one comes back, with the exact mode's bound
-        or proof when it ran."""
+        or proof when it ran. With ``report.work`` set (deterministic mode) every decision counts
+        work instead of reading the clock (:mod:`.pace`)."""
         from portfolio.exact import BestPlan
-        from portfolio.exact.driver import starting_plan
 
         t0 = time.monotonic()
         stop = t0 + time_left(deadline) - 0.3
         best = BestPlan(problem, report)
-        starting_plan(problem, warm_start, best, report)  # as the exact backends start
+        notes: list[str] = []
+        pace: Any
+        if getattr(report, "work", None) is not None:
+            pace = WorkPace(report, stop, _first_limit(notes), problem)
+        else:
+            pace = TimedPace(report, stop, _first_limit(notes), problem)
+        start = _starting_plan(problem, warm_start, best, report, pace)
         if problem.num_nodes == 0:
             plan = np.zeros(0, dtype=np.int64)
             if best.offer(plan, "empty instance", own=True) or best.plan is not None:
                 return SolveResult(Status.FEASIBLE, best.plan, note="no nodes")
             return SolveResult(Status.NO_SOLUTION, note="the fixed usage alone exceeds the capacity")
-        notes: list[str] = []
         lower: Optional[int] = None
-        exact = self._exact(problem, stop, seed, best, report, notes)
+        exact = self._exact(problem, pace, seed, best, report, notes)
         if exact is not None:
             if isinstance(exact, SolveResult):
                 return exact
             lower = exact
+        if pace.exhausted():   # deterministic mode: the exact mode spent the whole budget
+            return _result(best, lower, notes, {}, pace, t0)
         tables = build_tables(problem)
         polisher = Polisher(problem, seed, notes)
         rng = np.random.default_rng(seed)
@@ -196,12 +212,21 @@ class PenaltySearch:
         if rule == "prices":
             prices = _price_model(problem, polisher, seed, notes)
             rule = "nodes" if prices is None else rule
-        if prices is not None:
-            # no target yet: the start plan (least memory) is far too dear a target, its steps
-            # overshoot (N: 0.55 against 0.96 with the primal target)
-            prices.advance(min(PRICE_FIRST_S, PRICE_SHARE * (stop - time.monotonic())), None)
+        stats = {"rounds": 0, "solves": 0, "killed": 0, "plans": 0, "feasible": 0, "polished": 0,
+                 "improved": 0}
+        if start is not None:   # the warm start, repaired and polished by the kernels
+            improved = best.offer(polisher(start), "warm start + polish", own=True)
+            stats["improved"] += int(improved)
+        ok = pace.charge(setup_units(problem) + polish_units(problem) * (start is not None))
+        best.offer(pace.exchanged(), "portfolio best", own=False)
+        if prices is not None and ok:
+            # no target but a warm start: the start plan (least memory) is far too dear a target,
+            # its steps overshoot (N: 0.55 against 0.96 with the primal target)
+            pace.first_prices(prices, PRICE_FIRST_S, PRICE_SHARE,
+                              best.plan if start is not None else None)
             tables = dataclasses.replace(tables, excess=prices.penalty())
             first = spread(1.0, n, k, rng, PRICE_SPREAD)
+            best.offer(pace.exchanged(), "portfolio best", own=False)
         else:
             first = first_weights(global_scale(tables), n, k, rng)
         bracket = Bracketing(first, rng, tables.breakable, per_node=rule != "global")
@@ -209,24 +234,19 @@ class PenaltySearch:
         # at 60 s, three seeds (docs/benchmarks/toulbar2.md), medians N 0.947 with it against
         # 0.980 without, S 0.909 against 0.981; from the least-memory start plan it ruined N
         # (0.31). When turned on, it waits for a found plan (this backend's or the portfolio's).
+        # A warm start is followed in the first round (toulbar2's initial solution: its upper
+        # bound and every variable's first value), whatever this switch says.
         use_start = os.environ.get(START_ENV, "0") == "1"
         follow = False
         weights = bracket.vectors()
-        stats = {"rounds": 0, "solves": 0, "killed": 0, "plans": 0, "feasible": 0, "polished": 0,
-                 "improved": 0}
-        out_of_time = False
-        timings = {"setup_s": time.monotonic() - t0, "post_s": 0.0, "search_s": 0.0}
-        limit = _first_limit(notes)
-        build_guess = 0.5 + 1e-6 * (len(problem.edge_costs) + len(problem.node_costs))
-        while not out_of_time and time.monotonic() < stop - 1.0:
-            try:
-                other = report.best()
-            except Exception:  # noqa: BLE001 -- sharing is best effort
-                other = None
-            follow |= best.offer(other, "portfolio best", own=False) and use_start
+        out_of_time = not ok
+        if not pace.deterministic:
+            pace.timings["setup_s"] = time.monotonic() - t0
+        while not out_of_time and pace.another_round():
+            follow |= best.offer(pace.round_best(), "portfolio best", own=False) and use_start
             solved_w, solved_b = [], []
             for w in weights:
-                left = stop - time.monotonic()
+                pace.vector_start()
                 try:
                     net = build_network(tables, w)
                 except ScalingError as exc:
@@ -235,70 +255,69 @@ class PenaltySearch:
                     notes.append(f"vector skipped: {exc}")
                     continue
                 ub_cost = None if best.plan is None else net.cost_of(best.plan)
-                # toulbar2's timer starts after the network is posted: the kill waits for both
-                seconds = min(limit, left - build_guess - KILL_GRACE)
-                if seconds < 1.0:
+                limits = pace.child_limits(net)
+                if limits is None:
                     out_of_time = True
                     break
+                (seconds, extra), kill, search, cap = limits
+                along = best.plan if follow else (start if stats["rounds"] == 0 else None)
                 outcome, value = run_in_child(
                     self.child, (net, seed + stats["solves"], seconds,
-                                 None if ub_cost is None else ub_cost + 1,
-                                 best.plan if follow else None),
-                    seconds + build_guess + KILL_GRACE, search=seconds, cap=stop)
+                                 None if ub_cost is None else ub_cost + 1, along) + extra,
+                    kill, search=search, cap=cap)
                 stats["solves"] += 1
-                if outcome == "ok" and isinstance(value, dict) and "build_s" in value:
-                    build_guess = max(0.5, 1.5 * float(value["build_s"]))
-                    timings["post_s"] += float(value["build_s"])
-                    timings["search_s"] += float(value["solve_s"])
+                pace.solved(outcome, value)
+                units = pace.solve_cost(outcome, value) if pace.deterministic else 0.0
                 if outcome == "killed":
                     stats["killed"] += 1
-                    continue
-                if outcome != "ok":
+                elif outcome != "ok":
                     notes.append(f"toulbar2 child: {value}")
-                    continue
-                plan = value["plan"]
-                if plan is None:
-                    if best.plan is None:
-                        continue
-                    plan = best.plan   # nothing below the incumbent's penalised cost
-                plan = np.asarray(plan, dtype=np.int64)
-                stats["plans"] += 1
-                solved_w.append(w)
-                solved_b.append(broken_nodes(problem, plan))
-                feasible = evaluate(problem, plan).feasible
-                stats["feasible"] += int(feasible)
-                improved = feasible and best.offer(plan, "toulbar2", own=True)
-                polished = polisher(plan)
-                stats["polished"] += int(polished is not None)
-                improved |= best.offer(polished, "toulbar2 + polish" if feasible
-                                       else "toulbar2 + repair + polish", own=True)
-                stats["improved"] += int(improved)
-                follow |= bool(improved) and use_start
+                else:
+                    plan = value["plan"]
+                    if plan is None and best.plan is not None:
+                        plan = best.plan   # nothing below the incumbent's penalised cost
+                    if plan is not None:
+                        plan = np.asarray(plan, dtype=np.int64)
+                        stats["plans"] += 1
+                        solved_w.append(w)
+                        solved_b.append(broken_nodes(problem, plan))
+                        feasible = evaluate(problem, plan).feasible
+                        stats["feasible"] += int(feasible)
+                        improved = feasible and best.offer(plan, "toulbar2", own=True)
+                        polished = polisher(plan)
+                        stats["polished"] += int(polished is not None)
+                        units += polish_units(problem) * (polisher.prep is not None)
+                        improved |= best.offer(polished, "toulbar2 + polish" if feasible
+                                               else "toulbar2 + repair + polish", own=True)
+                        stats["improved"] += int(improved)
+                        follow |= bool(improved) and use_start
+                if not pace.charge(units):
+                    out_of_time = True
+                follow |= best.offer(pace.exchanged(), "portfolio best", own=False) and use_start
+                if out_of_time:
+                    break
             stats["rounds"] += int(bool(solved_w))
             bracket.update(np.array(solved_w).reshape(-1, n), np.array(solved_b).reshape(-1, n))
             weights = bracket.vectors()
-            limit = min(LIMIT_MAX, limit + LIMIT_STEP)
-            if prices is not None and time.monotonic() < stop - 2.0:
-                prices.advance(min(PRICE_STEP_S, PRICE_SHARE * (stop - time.monotonic())),
-                               best.plan if stats["improved"] else None)
+            pace.next_round(LIMIT_STEP, LIMIT_MAX)
+            target = best.plan if stats["improved"] or start is not None else None
+            if prices is not None and pace.more_prices(prices, PRICE_STEP_S, PRICE_SHARE, target):
                 tables = dataclasses.replace(tables, excess=prices.penalty())
+                follow |= best.offer(pace.exchanged(), "portfolio best", own=False) and use_start
         if prices is not None:
             stats["price_steps"] = prices.steps
-        note = ", ".join([f"rule={rule}"] + notes + [f"{key}={v}" for key, v in stats.items()])
-        timings = {k: round(v, 3) for k, v in timings.items()}
-        timings["total_s"] = round(time.monotonic() - t0, 3)
-        if best.plan is None:
-            return SolveResult(Status.NO_SOLUTION, lower_bound=lower,
-                               note=note or "no feasible plan found", timings=timings)
-        return SolveResult(Status.FEASIBLE, best.plan, lower_bound=lower, note=note,
-                           timings=timings)
+        return _result(best, lower, [f"rule={rule}"] + notes, stats, pace, t0)
 
-    def _exact(self, problem: Problem, stop: float, seed: int, best: Any, report: Reporter,
+    def _exact(self, problem: Problem, pace: Any, seed: int, best: Any, report: Reporter,
                notes: list) -> Optional[Any]:
         """The exact mode (:mod:`.exact`) on a small reduced instance, for up to
-        ``EXACT_SHARE`` of the time, before the penalty search: a proven answer ends the run
-        (:class:`SolveResult`), else its lower bound (an int) or None is returned and the penalty
-        search goes on from its plan. Not eligible (size, cost span): None, with the reason."""
+        ``EXACT_SHARE`` of the time (of the work units in deterministic mode), before the penalty
+        search: a proven answer ends the run (:class:`SolveResult`), else its lower bound (an int)
+        or None is returned and the penalty search goes on from its plan. Not eligible (size,
+        cost span): None, with the reason. A warm start is the incumbent here: toulbar2's upper
+        bound, and the answer when nothing better is found (its values as toulbar2's first choices
+        changed nothing measurable with a good start: B, G and a generated instance each needed
+        the same search nodes within one, docs/benchmarks/determinism.md)."""
         if os.environ.get(EXACT_ENV, "1") == "0":
             return None
         from .exact import exact_eligible, solve_exact
@@ -307,13 +326,16 @@ class PenaltySearch:
         if not ok:
             notes.append(f"exact mode off ({why})")
             return None
-        seconds = EXACT_SHARE * (stop - time.monotonic())
-        if seconds < 1.0:
+        limits = pace.exact_limits(EXACT_SHARE)
+        if limits is None:
             return None
-        out = solve_exact(problem, seconds, seed=seed, ub=best.cost, start=best.plan)
+        out = solve_exact(problem, seed=seed, ub=best.cost, start=best.plan, **limits)
         notes.append(f"exact mode: {out['note']}")
         if out["plan"] is not None:
             best.offer(np.asarray(out["plan"], dtype=np.int64), "toulbar2 exact mode", own=True)
+        if pace.deterministic and not pace.charge(pace.exact_units(out["work"])):
+            notes.append("work budget spent in the exact mode")
+        best.offer(pace.exchanged(), "portfolio best", own=False)
         dual = out["dual"]
         if out["proven"] and best.plan is not None and best.cost == out["cost"]:
             return SolveResult(Status.OPTIMAL, best.plan, lower_bound=best.cost,
@@ -331,3 +353,46 @@ class PenaltySearch:
         if dual is not None:
             report.bound(int(dual), "toulbar2 exact mode")
         return None if dual is None else int(dual)
+
+
+def _result(best: Any, lower: Optional[int], notes: list, stats: dict, pace: Any,
+            t0: float) -> SolveResult:
+    """The penalty search's answer: its best plan, the exact mode's bound, what it did."""
+    safety = pace.out_of_budget_note()
+    note = ", ".join(notes + ([safety] if safety else [])
+                     + [f"{key}={v}" for key, v in stats.items()])
+    timings = {k: round(v, 3) for k, v in pace.timings.items()}
+    timings["total_s"] = round(time.monotonic() - t0, 3)
+    if best.plan is None:
+        return SolveResult(Status.NO_SOLUTION, lower_bound=lower,
+                           note=note or "no feasible plan found", timings=timings)
+    return SolveResult(Status.FEASIBLE, best.plan, lower_bound=lower, note=note, timings=timings)
+
+
+def _starting_plan(problem: Problem, warm_start: Optional[np.ndarray], best: Any,
+                   report: Reporter, pace: Any) -> Optional[np.ndarray]:
+    """Offer every cheap starting point, as the exact backends do
+    (:func:`portfolio.exact.driver.starting_plan`): the warm start, the portfolio's best (in a
+    timed run only: deterministic mode reads it at exchange points only), the least-memory plan
+    avoiding forbidden entries. Returns the warm start when it is a plan of this problem (one
+    allowed strategy index per node; it may overload memory): toulbar2 starts from it."""
+    from portfolio.exact.driver import starting_plan
+
+    starting_plan(problem, warm_start, best, report if not pace.deterministic else _NoBest())
+    if warm_start is None:
+        return None
+    plan = np.asarray(warm_start)
+    if plan.shape != (problem.num_nodes,) or not np.issubdtype(plan.dtype, np.integer):
+        return None
+    plan = plan.astype(np.int64)
+    if ((plan < 0) | (plan >= problem.strategy_counts)).any():
+        return None
+    return plan
+
+
+class _NoBest:
+    """A reporter view whose ``best`` is None (deterministic mode's start reads no incumbent)."""
+
+    @staticmethod
+    def best() -> None:
+        return None
