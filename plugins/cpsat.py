@@ -59,12 +59,15 @@ UNITS_PER_DET_SECOND = 1000.0
 """Work units per second of CP-SAT's deterministic time (one worker). Measured on this machine with
 ``time.process_time()`` around ``CpSolver.solve`` against the ``deterministic_time`` it reports:
 0.7-1.3 CPU s per deterministic second on presolved A, B, G and generated instances, about 1.0
-over all (docs/benchmarks/determinism.md, "Exact backends"); a unit is about 1 ms of one core."""
+over all (docs/benchmarks/determinism.md, "Exact backends"); a unit is about 1 ms of one core.
+The solution callback spends the deterministic time as solutions come, the end of each solve the
+rest."""
 
 BUILD_UNITS_PER_TERM = 0.003
 """Work units per term of the size estimate, charged for building the model (the shared exact
-model and the CP-SAT model, in Python, which CP-SAT's deterministic time does not see). Measured:
-1.2-2.0 us of CPU per estimated term on presolved A, B, G (docs/benchmarks/determinism.md)."""
+model and the CP-SAT model, in Python, which CP-SAT's deterministic time does not see). Fitted:
+3.3-3.9 CPU us per estimated term over full models and LNS windows of B, G, K, N, S
+(``benchmarks/determinism_exact.py calibrate``; docs/benchmarks/determinism.md)."""
 
 BUDGET = ModelSize(variables=250_000, constraints=250_000, terms=2_500_000)
 """Largest model built; above it the driver switches to LNS windows. Measured: a generated

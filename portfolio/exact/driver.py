@@ -24,6 +24,7 @@ answer, so the driver reports it as ``no-solution``.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Optional
 
@@ -260,7 +261,8 @@ def solve_deterministic(engine: ExactEngine, problem: Problem, deadline: float, 
     :mod:`portfolio.work`): the phases of :func:`solve_with_engine`, with every limit in work units
     and every choice made from counts:
 
-    * the start: the warm start, else the least-memory plan avoiding forbidden entries. No kernel
+    * the start: the warm start, else the least-memory plan avoiding forbidden entries (its repair
+      passes without their time cap: bounded by their counts, they give the same plan). No kernel
       polish (its length would follow the clock, and whether the kernels are compiled is the
       machine's state): the portfolio's plans, the local search's among them, arrive at the exchange
       points instead (:meth:`.meter.WorkMeter.fresh_best`, read only once a point was passed);
@@ -283,7 +285,8 @@ def solve_deterministic(engine: ExactEngine, problem: Problem, deadline: float, 
     best = BestPlan(problem, report)
     best.offer(warm_start, "warm start", own=False)
     if (best.plan is None or not best.clean) and problem.num_nodes:
-        best.offer(safe_plan(problem, 1.0), "least-memory plan avoiding forbidden entries",
+        # no time cap: its passes are bounded by counts alone (tens of ms on the contest instances)
+        best.offer(safe_plan(problem, math.inf), "least-memory plan avoiding forbidden entries",
                    own=True)
     if problem.num_nodes == 0:
         plan = np.zeros(0, dtype=np.int64)
