@@ -13,10 +13,12 @@
         WINDOW_UNITS, WINDOW_UNITS_PER_KITEM, WINDOW_UNITS_PER_EDGE, STATS_UNITS_PER_KEDGE)
 
     python benchmarks/determinism_exact.py backend [--engine cpsat|maxsat] [--instances B,K]
-                                                   [--work 5000] [--seed 0]
+                                                   [--work 5000] [--seed 0] [--hand-over S]
         the whole backend in deterministic mode (the driver: full model or LNS windows, counted
         by a CountingWork of --work units), twice: status, cost, bound, units spent, exchange
-        points, CPU seconds and CPU ms per unit; "same" says whether the two runs agree
+        points, CPU seconds and CPU ms per unit; "same" says whether the two runs agree.
+        --hand-over S: from the first exchange point on, report.best() is a plan of S seconds of
+        the local-search kernels (computed once), as the portfolio's incumbent would be
     python benchmarks/determinism_exact.py hint [--instances B,G] [--seconds 60]
         cpsat's engine (one worker, timed) on the presolved instance hinted with a 3 s local-search
         plan: the hint's cost, CP-SAT's first solution, status and CPU seconds to the end (the
@@ -33,7 +35,7 @@ import time
 
 import numpy as np
 
-from exact import header, presolved
+from exact import fmt, header, presolved
 
 
 def _plan(problem):
@@ -163,22 +165,52 @@ def overhead(names: list[str], windows: int) -> None:
               f"{1000 * stats_cpu:.0f} | {STATS_UNITS_PER_KEDGE * problem.num_edges / 1000:.0f} |")
 
 
-def backend(engine: str, names: list[str], total: int, seed: int) -> None:
-    from portfolio.backend import NullReporter
+class _Handing:
+    """A reporter playing the runner: ``best()`` is ``plan`` once an exchange point passed."""
+
+    def __init__(self, total: int, plan) -> None:
+        from portfolio.backend import NullReporter
+        from portfolio.work import CountingWork
+
+        self.inner, self.plan, self.passed = NullReporter(), plan, False
+        self.work = CountingWork(total, on_exchange=self._point)
+
+    def _point(self, k: int) -> None:
+        self.passed = True
+
+    def __call__(self, solution, note: str = "") -> None:
+        self.inner(solution, note)
+
+    def best(self):
+        return self.plan if self.passed else None
+
+    def bound(self, value, note: str = "") -> None:
+        self.inner.bound(value, note)
+
+    def demand(self, level: str, why: str = "") -> None:
+        self.inner.demand(level, why)
+
+
+def backend(engine: str, names: list[str], total: int, seed: int, hand_over: float) -> None:
     from portfolio.evaluate import evaluate
     from portfolio.exact import solve_with_engine
-    from portfolio.work import CountingWork
+    from portfolio.exact.driver import kernel_polish
+    from portfolio.kernels.engine import warmup
 
     from exact import engine_factory
 
     make = engine_factory(engine)
-    print(f"{engine} in deterministic mode, {total:,} work units, seed {seed}, two runs\n")
-    header("inst | status | cost | bound | units | points | CPU s | CPU ms per unit | same")
+    warmup()
+    handed = f", a {hand_over:g} s local-search plan handed at the first point" if hand_over else ""
+    print(f"{engine} in deterministic mode, {total:,} work units, seed {seed}{handed}, two runs\n")
+    header("inst | handed cost | status | cost | bound | units | points | CPU s | CPU ms per unit "
+           "| same")
     for name, _, pre in presolved(names):
+        plan = kernel_polish(pre.reduced, time.monotonic() + hand_over, seed, None) \
+            if hand_over else None
         runs = []
         for _ in range(2):
-            report = NullReporter()
-            report.work = CountingWork(total)
+            report = _Handing(total, plan)
             c0 = time.process_time()
             result = solve_with_engine(make(), pre.reduced, time.time() + 3600, seed, None, report)
             runs.append((result, report.work, time.process_time() - c0))
@@ -187,7 +219,8 @@ def backend(engine: str, names: list[str], total: int, seed: int) -> None:
             (again.status, again.lower_bound, work2.points) and \
             np.array_equal(result.solution, again.solution)
         cost = evaluate(pre.reduced, result.solution).cost if result.solution is not None else None
-        print(f"| {name} | {result.status.value} | {cost:,} | {result.lower_bound or '-'} | "
+        given = f"{evaluate(pre.reduced, plan).cost:,}" if plan is not None else "-"
+        print(f"| {name} | {given} | {result.status.value} | {cost:,} | {fmt(result.lower_bound)} | "
               f"{work.spent():,} | {len(work.points)} | {cpu:.1f} | "
               f"{1000 * cpu / max(work.spent(), 1):.2f} | {same} |")
 
@@ -223,6 +256,7 @@ def main() -> None:
     be.add_argument("--instances", default="B,K")
     be.add_argument("--work", type=int, default=5000)
     be.add_argument("--seed", type=int, default=0)
+    be.add_argument("--hand-over", type=float, default=0.0)
     hi = sub.add_parser("hint")
     hi.add_argument("--instances", default="B,G")
     hi.add_argument("--seconds", type=float, default=60.0)
@@ -233,7 +267,7 @@ def main() -> None:
     if args.command == "calibrate":
         calibrate_engine(args.engine, args.instances.split(","), args.windows, args.units)
     elif args.command == "backend":
-        backend(args.engine, args.instances.split(","), args.work, args.seed)
+        backend(args.engine, args.instances.split(","), args.work, args.seed, args.hand_over)
     elif args.command == "hint":
         hint(args.instances.split(","), args.seconds)
     else:
