@@ -58,7 +58,8 @@ def sizes(names: list[str]) -> None:
                           f"{est.constraints:,} | - | (LNS) | {fits} |")
                 continue
             t0 = time.perf_counter()
-            model, _, stats = CpSatEngine(memory=memory).build(md)
+            built = CpSatEngine(memory=memory).build(md)
+            model, stats = built.model, built.stats
             built = time.perf_counter() - t0
             proto = model.proto
             print(f"| {name} | {int((red.strategy_counts > 1).sum())} | {len(md.factors)} | "

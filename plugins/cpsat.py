@@ -37,17 +37,37 @@ from typing import Callable, Optional
 import numpy as np
 
 from portfolio.backend import BackendMeta
-from portfolio.evaluate import evaluate, range_sum
-from portfolio.exact import ExactBackend, ExactModel, ExactOutcome, ModelSize, build_exact_model
+from portfolio.evaluate import evaluate
+from portfolio.exact import (ExactBackend, ExactModel, ExactOutcome, ModelSize, WorkLimit,
+                             build_exact_model)
 from portfolio.hookspecs import backends_hook
 from portfolio.problem import Problem
+
+from .cpsat_model import LazyRows, CpSatModel, build_model
+
+__all__ = ["BUDGET", "CpSatBackend", "CpSatEngine", "LazyRows", "estimate_size"]
 
 OBJECTIVE_LIMIT = 2**62
 """Largest objective range (above the constant offset) handed to CP-SAT's int64 arithmetic."""
 
-ROWS_TERMS_LIMIT = 300_000
-"""``auto`` memory encoding: explicit rows while they need at most this many terms, else ``lazy``
-(rows of binding points added on demand; measured against ``sweep`` and ``cumulative`` on A)."""
+DET_WORKERS = 1
+"""CP-SAT workers in deterministic mode, whatever the machine: one worker's search is the same on
+any core count and load (``num_workers`` from ``allotted_cores()`` would change it), and its
+parameters are the measured one-thread choice (:func:`default_parameters`)."""
+
+UNITS_PER_DET_SECOND = 1000.0
+"""Work units per second of CP-SAT's deterministic time (one worker). Measured on this machine with
+``time.process_time()`` around ``CpSolver.solve`` against the ``deterministic_time`` it reports:
+0.7-1.3 CPU s per deterministic second on presolved A, B, G and generated instances, about 1.0
+over all (docs/benchmarks/determinism.md, "Exact backends"); a unit is about 1 ms of one core.
+The solution callback spends the deterministic time as solutions come, the end of each solve the
+rest."""
+
+BUILD_UNITS_PER_TERM = 0.003
+"""Work units per term of the size estimate, charged for building the model (the shared exact
+model and the CP-SAT model, in Python, which CP-SAT's deterministic time does not see). Fitted:
+3.3-3.9 CPU us per estimated term over full models and LNS windows of B, G, K, N, S
+(``benchmarks/determinism_exact.py calibrate``; docs/benchmarks/determinism.md)."""
 
 BUDGET = ModelSize(variables=250_000, constraints=250_000, terms=2_500_000)
 """Largest model built; above it the driver switches to LNS windows. Measured: a generated
@@ -96,18 +116,6 @@ def default_parameters(threads: int) -> dict:
     return {"subsolvers": SUBSOLVERS[:threads]}
 
 
-def _forbid_excluded_pairs(m, md: ExactModel, f, lits_of: list) -> None:
-    """A clause per pair of usable strategies of a two-node factor that the factor excludes."""
-    so, usable = md.problem.strategy_offsets, md.usable
-    u, v = f.nodes
-    allowed = np.zeros((int(so[u + 1] - so[u]), int(so[v + 1] - so[v])), dtype=bool)
-    allowed[f.choices[:, 0], f.choices[:, 1]] = True
-    for p in np.flatnonzero(usable[so[u]:so[u + 1]]).tolist():
-        for q in np.flatnonzero(usable[so[v]:so[v + 1]]).tolist():
-            if not allowed[p, q]:
-                m.add_bool_or([lits_of[0][p].Not(), lits_of[1][q].Not()])
-
-
 class CpSatEngine:
     """Builds and solves the CP-SAT model of one Problem (see the module docstring)."""
 
@@ -129,161 +137,27 @@ class CpSatEngine:
         return self._budget
 
     # ------------------------------------------------------------------ model
-    def build(self, model_data: ExactModel):
-        """The CP-SAT model, the Boolean of each usable strategy and build statistics."""
-        from ortools.sat.python import cp_model
-
-        m = cp_model.CpModel()
-        problem = model_data.problem
-        so = problem.strategy_offsets
-        n = problem.num_nodes
-        xvar: list[Optional[object]] = [None] * len(problem.node_costs)
-        obj_vars: list = []
-        obj_coefs: list[int] = []
-        usable, unary = model_data.usable, model_data.unary
-        for i in range(n):
-            lits = []
-            for s in np.flatnonzero(usable[so[i]:so[i + 1]]).tolist():
-                g = int(so[i]) + s
-                v = m.new_bool_var(f"x{i}_{s}")
-                xvar[g] = v
-                lits.append(v)
-                if unary[g]:
-                    obj_vars.append(v)
-                    obj_coefs.append(int(unary[g]))
-            m.add_exactly_one(lits)
-        entry_vars = 0
-        for f in model_data.factors:
-            lits_of = [[xvar[int(so[v]) + s] for s in range(int(problem.strategy_counts[v]))]
-                       for v in f.nodes]
-            if not f.cost.any() and len(f.nodes) == 2:
-                _forbid_excluded_pairs(m, model_data, f, lits_of)  # pure compatibility
-                continue
-            if self.linking == "weak" and len(f.nodes) == 2:
-                for t in np.flatnonzero(f.cost).tolist():
-                    p, q = int(f.choices[t, 0]), int(f.choices[t, 1])
-                    e = m.new_bool_var("")
-                    m.add_bool_or([lits_of[0][p].Not(), lits_of[1][q].Not(), e])
-                    obj_vars.append(e)
-                    obj_coefs.append(int(f.cost[t]))
-                    entry_vars += 1
-                if not f.complete:
-                    _forbid_excluded_pairs(m, model_data, f, lits_of)
-                continue
-            evars = [m.new_bool_var("") for _ in range(len(f.cost))]
-            entry_vars += len(evars)
-            for t in np.flatnonzero(f.cost).tolist():
-                obj_vars.append(evars[t])
-                obj_coefs.append(int(f.cost[t]))
-            for pos, v in enumerate(f.nodes):
-                col = f.choices[:, pos]
-                order = np.argsort(col, kind="stable")
-                bounds = np.searchsorted(col[order], np.arange(int(problem.strategy_counts[v]) + 1))
-                for s in np.flatnonzero(usable[so[v]:so[v + 1]]).tolist():
-                    members = order[bounds[s]:bounds[s + 1]].tolist()
-                    if members:
-                        m.add(cp_model.LinearExpr.sum([evars[t] for t in members])
-                              == lits_of[pos][s])
-                    else:
-                        m.add(lits_of[pos][s] == 0)
-        mem_mode, mem_terms = self._memory(m, model_data, xvar)
-        m.minimize(cp_model.LinearExpr.weighted_sum(obj_vars, obj_coefs))
-        stats = {"x_vars": sum(v is not None for v in xvar), "entry_vars": entry_vars,
-                 "memory": mem_mode, "memory_terms": mem_terms,
-                 "memory_points": len(model_data.memory.rhs)}
-        return m, xvar, stats
-
-    def _memory(self, m, md: ExactModel, xvar: list) -> tuple[str, int]:
-        from ortools.sat.python import cp_model
-
-        mem = md.memory
-        so = md.problem.strategy_offsets
-        if len(mem.rhs) == 0:
-            return "none", 0
-        mode = self.memory
-        if mode == "auto":
-            mode = "rows" if mem.terms <= ROWS_TERMS_LIMIT else "lazy"
-        if mode == "lazy":
-            return "lazy", 0
-
-        def usage_expr(r: int):
-            i = int(mem.node[r])
-            c = mem.coef[r]
-            nz = np.flatnonzero(c).tolist()
-            return [xvar[int(so[i]) + s] for s in nz], [int(c[s]) for s in nz]
-
-        if mode == "rows":
-            npts = len(mem.rhs)
-            rows: list[dict] = [dict() for _ in range(npts)]
-            for r in range(len(mem.node)):
-                vs, cs = usage_expr(r)
-                for k in range(int(mem.lo[r]), int(mem.hi[r])):
-                    row = rows[k]
-                    for v, c in zip(vs, cs):
-                        row[v] = row.get(v, 0) + c
-            seen: dict = {}
-            terms = 0
-            for k, row in enumerate(rows):
-                key = tuple(sorted((v.index, c) for v, c in row.items()))
-                rhs = int(mem.rhs[k])
-                if key in seen and seen[key] <= rhs:
-                    continue
-                seen[key] = rhs
-                m.add(cp_model.LinearExpr.weighted_sum(list(row), list(row.values())) <= rhs)
-                terms += len(row)
-            return "rows", terms
-        # one usage variable per distinct (node, coefficient vector)
-        shared: dict = {}
-        uvar = []
-        terms = 0
-        for r in range(len(mem.node)):
-            key = (int(mem.node[r]), mem.coef[r].tobytes())
-            if key not in shared:
-                vs, cs = usage_expr(r)
-                u = m.new_int_var(0, int(mem.coef[r].max()), "")
-                m.add(cp_model.LinearExpr.weighted_sum(vs, cs) == u)
-                terms += len(vs) + 1
-                shared[key] = u
-            uvar.append(shared[key])
-        npts = len(mem.rhs)
-        if mode == "cumulative":
-            cap = int(mem.rhs.max())
-            intervals, demands = [], []
-            for r in range(len(mem.node)):
-                lo, hi = int(mem.lo[r]), int(mem.hi[r])
-                intervals.append(m.new_fixed_size_interval_var(lo, hi - lo, ""))
-                demands.append(uvar[r])
-            k = 0
-            while k < npts:  # fillers lower the capacity where less is left
-                j = k
-                while j + 1 < npts and mem.rhs[j + 1] == mem.rhs[k]:
-                    j += 1
-                fill = cap - int(mem.rhs[k])
-                if fill > 0:
-                    intervals.append(m.new_fixed_size_interval_var(k, j + 1 - k, ""))
-                    demands.append(fill)
-                k = j + 1
-            m.add_cumulative(intervals, demands, cap)
-            return "cumulative", terms + len(intervals)
-        starts: list[list] = [[] for _ in range(npts + 1)]
-        ends: list[list] = [[] for _ in range(npts + 1)]
-        for r in range(len(mem.node)):
-            starts[int(mem.lo[r])].append(uvar[r])
-            ends[int(mem.hi[r])].append(uvar[r])
-        prev = None
-        for k in range(npts):
-            s_k = m.new_int_var(0, max(0, int(mem.rhs[k])), "")
-            plus, minus = starts[k], ends[k]
-            expr = (prev if prev is not None else 0) + sum(plus) - sum(minus)
-            m.add(s_k == expr)
-            terms += 2 + len(plus) + len(minus)
-            prev = s_k
-        return "sweep", terms
+    def build(self, model_data: ExactModel) -> CpSatModel:
+        """The CP-SAT model, the Boolean of each usable strategy, build statistics and hints."""
+        return build_model(model_data, self.memory, self.linking)
 
     # ------------------------------------------------------------------ solve
+    @staticmethod
+    def _start_only(problem: Problem, hint: Optional[np.ndarray], note: str) -> ExactOutcome:
+        """The outcome of a call that ran out of work before CP-SAT started: the hint, if clean."""
+        if hint is not None and len(hint) == problem.num_nodes:
+            ev = evaluate(problem, np.asarray(hint, dtype=np.int64))
+            if ev.feasible and not ev.has_forbidden:
+                return ExactOutcome("feasible", np.asarray(hint, dtype=np.int64).copy(), ev.cost,
+                                    note=note)
+        return ExactOutcome("unknown", note=note)
+
     def solve(self, problem: Problem, time_limit: float, hint: Optional[np.ndarray],
-              threads: int, seed: int,
-              on_solution: Callable[[np.ndarray], None]) -> ExactOutcome:
+              threads: int, seed: int, on_solution: Callable[[np.ndarray], None],
+              work: Optional[WorkLimit] = None) -> ExactOutcome:
+        """The engine contract (:class:`portfolio.exact.ExactEngine`). With ``work``
+        (deterministic mode): ``DET_WORKERS`` workers, each solve limited by the deterministic
+        time the call has left, spent as CP-SAT reports it (the model build by its size)."""
         from ortools.sat.python import cp_model
 
         t0 = time.monotonic()
@@ -296,7 +170,10 @@ class CpSatEngine:
             return ExactOutcome("infeasible", note=md.infeasible, stats=dict(md.stats))
         if md.objective_range() >= OBJECTIVE_LIMIT:
             return ExactOutcome("unknown", note="objective range exceeds CP-SAT's int64 arithmetic")
-        model, xvar, build_stats = self.build(md)
+        built = self.build(md)
+        model, xvar, build_stats = built.model, built.xvar, built.stats
+        if work is not None and not work.spend(BUILD_UNITS_PER_TERM * size.terms):
+            return self._start_only(problem, hint, "CP-SAT: work limit while building the model")
         lazy = build_stats["memory"] == "lazy"
         rows = LazyRows(md, xvar) if lazy else None
         so = problem.strategy_offsets
@@ -306,16 +183,6 @@ class CpSatEngine:
         gidx = np.array([g for g, v in enumerate(xvar) if v is not None], dtype=np.int64)
         vidx = np.array([xvar[g].index for g in gidx], dtype=np.int64)
 
-        def set_hint(plan: Optional[np.ndarray]) -> None:
-            model.clear_hints()
-            if plan is None:
-                return
-            chosen = so[:-1] + np.asarray(plan, dtype=np.int64)
-            hinted = np.zeros(len(problem.node_costs), dtype=bool)
-            hinted[chosen] = True
-            for g in gidx.tolist():
-                model.add_hint(xvar[g], bool(hinted[g]))
-
         def decode(values: np.ndarray) -> np.ndarray:
             plan = np.zeros(n, dtype=np.int64)
             on = gidx[values[vidx] > 0]
@@ -324,6 +191,13 @@ class CpSatEngine:
 
         best: list = [None, None]  # cost, plan of the best plan feasible in the full problem
 
+        counted = [0.0]  # deterministic time of the current solve already spent (work mode)
+
+        def spend_to(det_time: float) -> bool:
+            """Spend the solve's deterministic time since the last call (deterministic mode)."""
+            delta, counted[0] = max(0.0, det_time - counted[0]), max(counted[0], det_time)
+            return work.spend(delta * UNITS_PER_DET_SECOND) if work is not None else True
+
         class _Callback(cp_model.CpSolverSolutionCallback):
             def on_solution_callback(self) -> None:  # noqa: N802 (OR-tools' name)
                 plan = decode(np.asarray(self.response_proto.solution, dtype=np.int64))
@@ -331,6 +205,10 @@ class CpSatEngine:
                 if ev.feasible and (best[0] is None or ev.cost < best[0]):
                     best[0], best[1] = ev.cost, plan
                     on_solution(plan)
+                if "first_cost" not in stats:
+                    stats["first_cost"] = int(ev.cost)   # how far the first solution is from the hint
+                if work is not None and not spend_to(self.deterministic_time):
+                    self.stop_search()
 
         start = np.asarray(hint, dtype=np.int64) if hint is not None else None
         if start is not None and len(start) == n:
@@ -340,17 +218,22 @@ class CpSatEngine:
         if rows is not None:
             rows.add(model, rows.initial(start if start is not None else
                                          np.asarray(problem.min_usage_strategies)))
-        set_hint(start)
+        built.hint(start)
         stats = {**md.stats, **build_stats, "build_s": round(time.monotonic() - t0, 3),
                  "solve_s": 0.0, "conflicts": 0, "rounds": 0}
         bound: Optional[int] = None
         name = "not run"
+        if work is not None:
+            threads = DET_WORKERS   # never the machine's core count: the search must not change
         while True:
-            remaining = stop_at - time.monotonic()
-            if remaining <= 0.05:
+            remaining = stop_at - time.monotonic()   # the limit, or only the safety net (work)
+            if remaining <= 0.05 or (work is not None and work.left() <= 0):
                 break
             solver = cp_model.CpSolver()
             solver.parameters.max_time_in_seconds = max(0.05, remaining)
+            if work is not None:
+                solver.parameters.max_deterministic_time = work.left() / UNITS_PER_DET_SECOND
+                counted[0] = 0.0
             solver.parameters.num_workers = max(1, int(threads))
             solver.parameters.random_seed = int(seed) % (2**31)
             solver.parameters.log_search_progress = False
@@ -369,6 +252,8 @@ class CpSatEngine:
             finally:
                 timer.cancel()
             stats["rounds"] += 1
+            out_of_work = not spend_to(solver.deterministic_time)
+            stats["det_time"] = round(stats.get("det_time", 0.0) + solver.deterministic_time, 6)
             stats["solve_s"] = round(stats["solve_s"] + solver.wall_time, 3)
             stats["conflicts"] += int(solver.num_conflicts)
             name = solver.status_name(status)
@@ -382,6 +267,9 @@ class CpSatEngine:
                 return ExactOutcome("infeasible", note="no plan without forbidden choices fits "
                                     "in memory", stats=stats)
             if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                break
+            if out_of_work and status != cp_model.OPTIMAL:
+                name = "work limit"
                 break
             plan = decode(np.asarray(solver.response_proto.solution, dtype=np.int64))
             ev = evaluate(problem, plan)
@@ -397,7 +285,7 @@ class CpSatEngine:
             added = rows.add(model, rows.violated(plan))
             if not added:
                 raise AssertionError("no violated memory row found for an infeasible plan")
-            set_hint(best[1])
+            built.hint(best[1])
         if rows is not None:
             stats["memory_rows"] = rows.count
         if best[1] is None:
@@ -409,99 +297,13 @@ class CpSatEngine:
                             stats=stats)
 
 
-class LazyRows:
-    """Memory rows added on demand (``lazy`` encoding): the instance's few binding time points.
-
-    On instances like A (282 free nodes, 16k time points, ~2,700 live intervals each) the explicit
-    rows need 10**8 terms; almost all of them never bind. The model starts with the rows of the
-    points where the starting plan has the least slack; whenever CP-SAT returns a plan that
-    violates memory, the rows of its most violated points are added and the solve resumes. Every
-    round solves a relaxation, so its bound is valid, and an optimum of a relaxation that fits in
-    memory is optimal for the full problem.
-    """
-
-    BATCH = 48
-
-    def __init__(self, md: ExactModel, xvar: list) -> None:
-        mem = md.memory
-        so = md.problem.strategy_offsets
-        self.md, self.xvar = md, xvar
-        self.added: set[int] = set()
-        g_parts, c_parts, counts = [], [], []
-        for r in range(len(mem.node)):
-            c = mem.coef[r]
-            nz = np.flatnonzero(c)
-            g_parts.append(int(so[int(mem.node[r])]) + nz)
-            c_parts.append(c[nz])
-            counts.append(len(nz))
-        self.flat_g = np.concatenate(g_parts) if g_parts else np.zeros(0, dtype=np.int64)
-        self.flat_c = np.concatenate(c_parts) if c_parts else np.zeros(0, dtype=np.int64)
-        self.ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-
-    @property
-    def count(self) -> int:
-        return len(self.added)
-
-    def usage(self, plan: np.ndarray) -> np.ndarray:
-        """Usage above the least usages at every kept point under ``plan``."""
-        mem = self.md.memory
-        per = np.array([int(c[plan[int(i)]]) for c, i in zip(mem.coef, mem.node.tolist())],
-                       dtype=np.int64)
-        return range_sum(mem.lo, mem.hi, per, len(mem.rhs)) if len(mem.rhs) else per[:0]
-
-    def _pick(self, score: np.ndarray) -> list[int]:
-        """Up to BATCH new points, best score first, at most one per run of equal-score points."""
-        order = np.argsort(-score, kind="stable")
-        out: list[int] = []
-        for k in order.tolist():
-            if len(out) >= self.BATCH or score[k] <= -np.inf:
-                break
-            if k in self.added:
-                continue
-            if out and any(abs(k - j) <= 1 and score[j] == score[k] for j in out):
-                continue
-            out.append(k)
-        return out
-
-    def initial(self, plan: np.ndarray) -> list[int]:
-        mem = self.md.memory
-        slack = mem.rhs - self.usage(plan)
-        return self._pick(-slack.astype(np.float64))
-
-    def violated(self, plan: np.ndarray) -> list[int]:
-        mem = self.md.memory
-        over = (self.usage(plan) - mem.rhs).astype(np.float64)
-        over[over <= 0] = -np.inf
-        return self._pick(over)
-
-    def add(self, model, points: list[int]) -> int:
-        from ortools.sat.python import cp_model
-
-        mem = self.md.memory
-        nvars = len(self.xvar)
-        added = 0
-        for k in points:
-            if k in self.added:
-                continue
-            live = np.flatnonzero((mem.lo <= k) & (k < mem.hi))
-            idx = np.concatenate([np.arange(self.ptr[r], self.ptr[r + 1]) for r in live]) \
-                if len(live) else np.zeros(0, dtype=np.int64)
-            row = np.zeros(nvars, dtype=np.int64)
-            np.add.at(row, self.flat_g[idx], self.flat_c[idx])
-            nz = np.flatnonzero(row)
-            model.add(cp_model.LinearExpr.weighted_sum([self.xvar[g] for g in nz.tolist()],
-                                                       row[nz].tolist()) <= int(mem.rhs[k]))
-            self.added.add(k)
-            added += 1
-        return added
-
-
 class CpSatBackend(ExactBackend):
     name = "cpsat"
     description = "OR-tools CP-SAT: exact on presolved instances, exact LNS windows on the rest"
     capabilities = replace(ExactBackend.capabilities, threads=True)   # CP-SAT's parallel workers
     meta = BackendMeta(engines=("ortools", "numba", "numpy"), requirement="ortools>=9.10",
-                       requires=("ortools", "ortools.sat.python", "ortools.sat.python.cp_model"))
+                       requires=("ortools", "ortools.sat.python", "ortools.sat.python.cp_model"),
+                       deterministic=True)
     engine_type = CpSatEngine
 
 

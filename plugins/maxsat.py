@@ -13,7 +13,19 @@ memory rows as hard MDD clauses (added lazily by default); every weight an exact
 
 Solving: ``RC2Stratified`` (levels by weight, hardening from the hint's cost and from models that
 are real solutions), interrupted by a timer; every level's model that is a real solution is
-reported; the bound is the core cost reached before the interrupt, plus the constant.
+reported; the bound is the core cost reached before the interrupt, plus the constant. The hint (a
+warm start, the incumbent, an LNS window's current plan) sets the oracle's phases and, when it is a
+real solution, RC2's upper bound.
+
+Deterministic mode (a :class:`~portfolio.exact.WorkLimit` given, :mod:`portfolio.work`): nothing
+reads a clock. Every oracle call runs under a conflict and propagation budget (``solve_limited``
+after ``conf_budget``/``prop_budget``), resumed in chunks of ``CHUNK_CONFLICTS`` (the solver keeps
+what it learnt) while the call's work lasts; the work is spent as ``UNITS_PER_CONFLICT`` per
+conflict plus ``UNITS_PER_KPROP`` per thousand propagations plus ``UNITS_PER_ORACLE_CALL`` per call
+(RC2's own Python work between calls); a budget exhausted is the end of the call's work, handled
+like the timer's interrupt (the cores so far are genuine: their cost is the bound). The encoding is
+charged by size (``ENCODE_UNITS_PER_KLITERAL``), min-sum diffusion by sweeps, not seconds. The
+timer stays, at the wall-clock safety net only.
 """
 
 from __future__ import annotations
@@ -27,17 +39,68 @@ import numpy as np
 
 from portfolio.backend import BackendMeta
 from portfolio.evaluate import evaluate
-from portfolio.exact import ExactBackend, ExactOutcome, ModelSize
+from portfolio.exact import ExactBackend, ExactOutcome, ModelSize, WorkLimit
 from portfolio.hookspecs import backends_hook
 from portfolio.problem import INT64_MAX, Problem
 
-from .maxsat_encoding import BUDGET, Infeasible, OutOfTime, TooBig, encode
+from .maxsat_encoding import BUDGET, Infeasible, OutOfTime, OutOfWork, TooBig, encode
 
 MARGIN = 0.15
 """Seconds kept back from the time limit for the interrupt to land and the answer to be decoded."""
 
+UNITS_PER_CONFLICT = 0.02
+"""Work units per conflict of the SAT oracle (deterministic mode). With ``UNITS_PER_KPROP`` and
+``UNITS_PER_ORACLE_CALL`` and the encoding's constants below, fitted to ``time.process_time()``
+over engine calls on presolved B and G (full models) and LNS windows of B, G, K, N and S
+(``benchmarks/determinism_exact.py calibrate --engine maxsat``; docs/benchmarks/determinism.md,
+"Exact backends"); a unit is about 1 ms of one core."""
+
+UNITS_PER_KPROP = 0.045
+"""Work units per thousand propagations of the SAT oracle (see ``UNITS_PER_CONFLICT``)."""
+
+UNITS_PER_ORACLE_CALL = 0.2
+"""Work units per oracle call: RC2's Python work around it (cores, totalizers, new clauses)."""
+
+MINIMISE_CONFLICTS = 1000
+"""The conflict budget pysat's RC2 gives each SAT call of its core minimisation (its constant:
+in deterministic mode that budget is set per call here, in place of pysat's ``conf_budget``)."""
+
+CHUNK_CONFLICTS = 20_000
+"""Conflicts per resumed piece of one oracle call in deterministic mode: the work is spent (and an
+exchange point passed) between pieces, so a long SAT call does not hold up the portfolio."""
+
+ENCODE_UNITS_PER_KLITERAL = 1.0
+"""Work units per thousand literals of the encoding (built in Python), the lazy memory rows'
+clauses included (see ``UNITS_PER_CONFLICT``)."""
+
+DIFFUSION_UNITS_PER_KEDGE = 30.0
+"""Work units per thousand edges and sweep of min-sum diffusion (a few numpy steps per two-node
+table and sweep)."""
+
+MDD_UNITS_PER_KSTEP = 1.5
+"""Work units per thousand steps (recursive calls) of the memory rows' MDD construction, which
+may build and drop most of a row that turns out too big; the steps allowed follow from the work
+left (``max_steps``), so that a row never outlasts the call's work."""
+
+MEMORY_UNITS_PER_KCELL = 0.18
+"""Work units per thousand cells (time points x nodes) of the memory rows' analysis."""
+
+CALL_UNITS = 20.0
+"""Work units per engine call: the shared exact model, the WCNF and RC2's set-up."""
+
+DIFFUSION_SWEEPS = 200
+"""Most sweeps of min-sum diffusion in deterministic mode (the timed mode's cap as well)."""
+
+DIFFUSION_SHARE = 0.1
+"""Share of a call's work units that min-sum diffusion may take (deterministic mode), as the
+timed mode gives it a share of the time."""
+
 
 # ------------------------------------------------------------------------------------------ solving
+class WorkSpent(Exception):
+    """Deterministic mode: the engine call's work units are spent inside RC2."""
+
+
 def _rc2_class():
     """RC2Stratified that hands every level's model to a callback and never blocks an interrupt."""
     from pysat.examples.rc2 import RC2Stratified
@@ -45,13 +108,68 @@ def _rc2_class():
     class _RC2(RC2Stratified):
         on_model: Optional[Callable[[list[int]], None]] = None
         stopped = False
+        work: Optional[WorkLimit] = None          # deterministic mode: count, never time
+        on_out_of_work: Optional[Callable[[], None]] = None
+        minimising = False                        # inside pysat's core minimisation (its budget)
+        counts = (0, 0)                           # the oracle's conflicts, propagations so far
+        calls = 0
 
         def _call_oracle(self, assumptions=[], expect_interrupt=False):  # noqa: B006 (pysat's API)
             # pysat clears an interrupt to finish the current core (minimisation, exhaustion: many
             # more SAT calls); once stopped, every call returns "unknown" at once instead.
             if self.stopped:
                 return None
+            self.calls += 1
+            if self.work is not None:
+                return self._counted_call(assumptions)
             return super()._call_oracle(assumptions=assumptions, expect_interrupt=True)
+
+        def _counted_call(self, assumptions):
+            """One oracle call under conflict and propagation budgets, resumed chunk by chunk
+            while the call's work lasts; the work is spent after every chunk."""
+            cap = MINIMISE_CONFLICTS if self.minimising else None   # pysat's own budget there
+            used, first = 0, True
+            while True:
+                left = self.work.left()
+                chunk = int(min(CHUNK_CONFLICTS, left / UNITS_PER_CONFLICT,
+                                cap - used if cap is not None else CHUNK_CONFLICTS))
+                if chunk < 1:
+                    if cap is None or used < cap:   # the work is over, not pysat's budget
+                        self._out_of_work()
+                    return None   # pysat's minimisation budget: its own "unknown"
+                self.oracle.conf_budget(chunk)
+                self.oracle.prop_budget(max(1, int(1000 * left / UNITS_PER_KPROP)))
+                result = self.oracle.solve_limited(assumptions=assumptions, expect_interrupt=True)
+                stats = self.oracle.accum_stats()
+                conflicts, props = int(stats["conflicts"]), int(stats["propagations"])
+                c, p = conflicts - self.counts[0], props - self.counts[1]
+                self.counts = (conflicts, props)
+                used += c
+                units = UNITS_PER_CONFLICT * c + UNITS_PER_KPROP * p / 1000
+                ok = self.work.spend(units + (UNITS_PER_ORACLE_CALL if first else 0.0))
+                first = False
+                if result is not None or self.stopped:   # an answer, or the safety net fired
+                    return result
+                if not ok:
+                    self._out_of_work()
+                    return None
+                if cap is not None and used >= cap:
+                    return None
+
+        def _out_of_work(self) -> None:
+            """The call's work is spent: record the bound, then leave RC2 at once (returning
+            "unknown" would let it read the last core again, which an earlier call left)."""
+            if self.on_out_of_work is not None:
+                self.on_out_of_work()
+            self.stopped = True
+            raise WorkSpent()
+
+        def minimize_core(self):
+            self.minimising = True
+            try:
+                super().minimize_core()
+            finally:
+                self.minimising = False
 
         def next_level(self):
             """pysat's level choice (BLO + diversity) with suffix sums: the original recomputes
@@ -139,23 +257,41 @@ class MaxSatEngine:
         return self.limit
 
     def solve(self, problem: Problem, time_limit: float, hint: Optional[np.ndarray],
-              threads: int, seed: int,
-              on_solution: Callable[[np.ndarray], None]) -> ExactOutcome:
-        """Encode, then RC2 until optimal or ``time_limit`` (one thread: RC2 is sequential)."""
+              threads: int, seed: int, on_solution: Callable[[np.ndarray], None],
+              work: Optional[WorkLimit] = None) -> ExactOutcome:
+        """Encode, then RC2 until optimal or ``time_limit`` (one thread: RC2 is sequential); with
+        ``work``, until the call's work units are spent (see the module docstring)."""
         from pysat.formula import WCNF
 
         start = time.monotonic()
-        end = start + max(0.0, time_limit - MARGIN)
+        end = start + max(0.0, time_limit - MARGIN)   # with ``work``: the safety net only
+        sweeps = max_steps = None
+        per_sweep = DIFFUSION_UNITS_PER_KEDGE * problem.num_edges / 1000
+        cells = len(problem.time_points) * problem.num_nodes
+        if work is not None:   # diffusion by sweeps, never seconds; memory rows by MDD steps
+            sweeps = 0 if not self.diffusion else \
+                int(min(DIFFUSION_SWEEPS, DIFFUSION_SHARE * work.left() / max(per_sweep, 1e-9)))
+            max_steps = int(1000 * work.left() / MDD_UNITS_PER_KSTEP)
         try:
             enc = encode(problem, self.edge_form, self.limit, memory=self.memory,
-                         diffusion=min(10.0, self.diffusion * time_limit), end=end)
+                         diffusion=min(10.0, self.diffusion * time_limit), end=end,
+                         sweeps=sweeps, max_steps=max_steps)
         except TooBig as exc:
             return ExactOutcome("too-big", note=f"maxsat model above budget: {exc}")
         except Infeasible as exc:
             return ExactOutcome("infeasible", note=str(exc))
+        except OutOfWork:
+            work.spend(work.left())   # the steps allowed were the work left
+            return ExactOutcome("unknown", note="work limit while encoding memory rows")
         except OutOfTime:
             return ExactOutcome("unknown", note="time limit while encoding memory rows")
-        stats = dict(enc.stats, encode_s=round(time.monotonic() - start, 3))
+        stats = dict(enc.stats, encode_s=round(time.monotonic() - start, 3), memory_cells=cells)
+        charged_steps = [enc.memory.steps if enc.memory is not None else 0]
+        if work is not None:
+            work.spend(CALL_UNITS + ENCODE_UNITS_PER_KLITERAL * enc.stats["literals"] / 1000
+                       + abs(enc.stats["sweeps"]) * per_sweep
+                       + MEMORY_UNITS_PER_KCELL * cells / 1000
+                       + MDD_UNITS_PER_KSTEP * charged_steps[0] / 1000)
         best: dict = {"plan": None, "cost": None}
 
         def offer(plan: np.ndarray, report: bool) -> bool:
@@ -180,6 +316,9 @@ class MaxSatEngine:
             phases = [v if v in chosen else -v for v in enc.var_of[enc.var_of > 0].tolist()]
         if time.monotonic() >= end:
             return self._outcome("unknown", best, enc.constant, stats, "no time left after encoding")
+        if work is not None and work.left() <= 0:
+            return self._outcome("feasible" if best["plan"] is not None else "unknown", best,
+                                 enc.constant, stats, "no work left after encoding")
         wcnf = WCNF()
         wcnf.nv = enc.top
         wcnf.extend(enc.hard)
@@ -191,10 +330,16 @@ class MaxSatEngine:
         rc2 = _rc2_class()(wcnf, solver=self.solver, blo=self.blo, exhaust=self.exhaust,
                            minz=self.minz)
         rc2.ubnd = min(rc2.ubnd, upper)   # hardening may use the hint's cost (sound: optimum <= it)
-        rc2.on_model = lambda model: offer(enc.plan(model, problem), report=True)
+        def on_model(model: list[int]) -> bool:
+            plan = enc.plan(model, problem)
+            if "first_cost" not in stats:   # how far the solver's first plan is from the hint
+                stats["first_cost"] = int(evaluate(problem, plan).cost)
+            return offer(plan, report=True)
+
+        rc2.on_model = on_model
         if phases:
             rc2.oracle.set_phases(phases)
-        safe = {"cost": 0, "fired": False}
+        safe = {"cost": 0, "fired": False, "work": False}
         lock = threading.Lock()
 
         def stop() -> None:
@@ -202,6 +347,13 @@ class MaxSatEngine:
                 safe["cost"], safe["fired"] = rc2.cost, True   # every core so far is genuine
                 rc2.stopped = True
                 rc2.interrupt()
+
+        def out_of_work() -> None:   # deterministic mode: like the timer, without the interrupt
+            with lock:
+                if not safe["fired"]:
+                    safe["cost"], safe["fired"], safe["work"] = rc2.cost, True, True
+
+        rc2.work, rc2.on_out_of_work = work, out_of_work
 
         timer = threading.Timer(max(0.0, end - time.monotonic()), stop)
         timer.daemon = True
@@ -223,11 +375,27 @@ class MaxSatEngine:
                     proven = True
                     break
                 clauses: list[list[int]] = []
-                enc.memory.add(broken, clauses, plan)     # lazy rows / cuts: the model broke these
+                if work is not None:
+                    enc.memory.max_steps = enc.memory.steps + int(
+                        1000 * work.left() / MDD_UNITS_PER_KSTEP)
+                try:
+                    enc.memory.add(broken, clauses, plan)   # lazy rows / cuts: the model broke these
+                finally:
+                    stats["lazy_literals"] = stats.get("lazy_literals", 0) + sum(map(len, clauses))
+                    if work is not None:   # by size and steps; no work left stops the next call
+                        steps, charged_steps[0] = enc.memory.steps - charged_steps[0], \
+                            enc.memory.steps
+                        work.spend(ENCODE_UNITS_PER_KLITERAL * sum(map(len, clauses)) / 1000
+                                   + MDD_UNITS_PER_KSTEP * steps / 1000)
                 for clause in clauses:
                     if safe["fired"]:   # adding thousands of MDD clauses outlasts the limit by
                         break           # up to 0.7 s; once stopped they are useless
                     rc2.add_clause(clause)
+        except WorkSpent:   # the bound and the stop are recorded (out_of_work)
+            pass
+        except OutOfWork:   # a lazy row outgrew the work left
+            out_of_work()
+            stats["lazy_error"] = "OutOfWork"
         except (TooBig, Infeasible, OutOfTime) as exc:  # a lazy row: budget, cannot fit, time
             infeasible = isinstance(exc, Infeasible)
             if not infeasible:
@@ -242,7 +410,14 @@ class MaxSatEngine:
                      lazy_rows=len(enc.memory.done) if enc.memory else 0,
                      relaxed_rows=len(enc.memory.relaxed) if enc.memory else 0,
                      cover_cuts=enc.memory.cuts if enc.memory else 0,
-                     mdd_nodes=enc.memory.nodes if enc.memory else 0)
+                     mdd_nodes=enc.memory.nodes if enc.memory else 0,
+                     mdd_steps=enc.memory.steps if enc.memory else 0)
+        try:
+            counts = rc2.oracle.accum_stats() if rc2.oracle else {}
+        except Exception:  # noqa: BLE001 -- statistics only; not every pysat oracle keeps them
+            counts = {}
+        stats.update(oracle_calls=rc2.calls, conflicts=int(counts.get("conflicts", 0)),
+                     propagations=int(counts.get("propagations", 0)))
         rc2.delete()
         if proven and not fired:
             out = self._outcome("optimal", best, enc.constant, stats, "")
@@ -254,7 +429,8 @@ class MaxSatEngine:
             return ExactOutcome("infeasible", stats=stats,
                                 note="no plan without forbidden choices fits in memory")
         status = "feasible" if best["plan"] is not None else "unknown"
-        out = self._outcome(status, best, enc.constant, stats, "time limit")
+        out = self._outcome(status, best, enc.constant, stats,
+                            "work limit" if safe["work"] else "time limit")
         out.bound = enc.constant + bound
         return out
 
@@ -270,7 +446,8 @@ class MaxSatBackend(ExactBackend):
     name = "maxsat"
     description = "python-sat RC2 (core-guided MaxSAT): exact on presolved instances, LNS windows above"
     meta = BackendMeta(engines=("python-sat", "numba", "numpy"), requirement="python-sat>=1.8.dev13",
-                       requires=("pysat", "pysat.examples", "pysat.examples.rc2"))
+                       requires=("pysat", "pysat.examples", "pysat.examples.rc2"),
+                       deterministic=True)
     engine_type = MaxSatEngine
 
 

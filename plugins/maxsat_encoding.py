@@ -12,9 +12,10 @@ partial CNF, every weight an exact Python int, MaxSAT cost + ``constant`` == pla
   ``pairs`` (marginal) form: a variable per allowed entry linked both ways to its row and column
   and a soft unit per positive entry; excluded pairs are hard clauses; larger factors get direct
   clauses (their least entry moved into the constant);
-* min-sum diffusion on the folded two-node tables (exact integer reparametrisation; kept only
-  when it raises the folded constant): on B it lifts the constant from 43,647 to 532,833 of the
-  optimum 532,843, which is what lets RC2 prove B and G (docs/benchmarks/maxsat.md);
+* min-sum diffusion (:mod:`.maxsat_diffusion`) on the folded two-node tables (exact integer
+  reparametrisation; kept only when it raises the folded constant): on B it lifts the constant
+  from 43,647 to 532,833 of the optimum 532,843, which is what lets RC2 prove B and G
+  (docs/benchmarks/maxsat.md);
 * memory: per time point, each node's usage there (summed over its live intervals) above its least
   allowed usage; identical point rows are merged (keeping the least slack), rows whose worst case
   fits are dropped, and each remaining row is one hard pseudo-Boolean constraint encoded as a
@@ -42,6 +43,8 @@ from portfolio.evaluate import usage_profile
 from portfolio.exact import ExactModel, ModelSize, build_exact_model
 from portfolio.problem import INT64_MAX, Problem
 
+from .maxsat_diffusion import diffuse
+
 BUDGET = ModelSize(variables=1_000_000, constraints=2_000_000, terms=6_000_000)
 """Largest model built; above it, LNS windows. Measured so far only well below it: B with every
 memory row eager is 0.47M clauses in about 6 s of Python encoding (load ~10); the budget allows
@@ -60,6 +63,11 @@ class Infeasible(Exception):
 
 class OutOfTime(Exception):
     """The time limit passed while memory rows were being encoded."""
+
+
+class OutOfWork(OutOfTime):
+    """Deterministic mode: the MDD steps allowed (``_Memory.max_steps``) ran out while memory rows
+    were being encoded."""
 
 
 class _RowTooBig(Exception):
@@ -202,8 +210,9 @@ class _Mdd:
     """
 
     def __init__(self, enc: Encoding, layers: list[list[tuple[int, int]]], limit: int,
-                 out: list, end: Optional[float] = None) -> None:
+                 out: list, end: Optional[float] = None, max_steps: Optional[int] = None) -> None:
         self.enc, self.layers, self.limit, self.out, self.end = enc, layers, limit, out, end
+        self.steps, self.max_steps = 0, max_steps   # calls of build: the work, counted
         self.suffix = [0] * (len(layers) + 1)
         for i in range(len(layers) - 1, -1, -1):
             self.suffix[i] = self.suffix[i + 1] + max(l for l, _ in layers[i])
@@ -212,6 +221,9 @@ class _Mdd:
         self.count = 0
 
     def build(self, i: int, budget: int) -> tuple[float, float, int]:
+        self.steps += 1
+        if self.max_steps is not None and self.steps > self.max_steps:
+            raise OutOfWork()
         if budget < 0:
             return -np.inf, -1, _FALSE
         if budget >= self.suffix[i]:
@@ -245,81 +257,6 @@ class _Mdd:
         return node
 
 
-def _diffuse(pairs: dict, cost: list, allowed: np.ndarray, so: list, counts: list,
-             seconds: float, sweeps: int = 200) -> int:
-    """Integer min-sum diffusion: move costs between two-node tables and their nodes so that the
-    node minima (folded into the constant) rise towards the local LP bound.
-
-    Why: RC2 must discover, one core at a time, every unit of optimum above the constant; each
-    unit this exact reparametrisation moves into the constant is one RC2 need not find. Exact: each
-    step subtracts an integer vector from a table's rows and adds it to the node (entries outside
-    the allowed mask untouched), so every plan's cost is unchanged; tables stay >= 0 on allowed
-    entries. ``pairs`` maps (u, v) to (table, allowed mask), as :func:`_dense_factors` makes them.
-    Returns the number of sweeps done (stops after ``seconds`` or when nothing moves).
-    """
-    end = time.perf_counter() + seconds
-    subs, incident = [], {}
-    for (u, v), (table, ok) in pairs.items():
-        rows = np.flatnonzero(allowed[so[u]:so[u] + counts[u]])
-        cols = np.flatnonzero(allowed[so[v]:so[v] + counts[v]])
-        if table.dtype != np.int64 or not len(rows) or not len(cols):
-            return 0   # Python-int tables (huge costs) are left as folded
-        sub = table[np.ix_(rows, cols)]
-        fin = ok[np.ix_(rows, cols)]
-        subs.append((u, v, table, rows, cols, np.where(fin, sub, 0), fin))
-        incident.setdefault(u, []).append((len(subs) - 1, 1))
-        incident.setdefault(v, []).append((len(subs) - 1, 0))
-    nodecost = {}
-    for i in incident:
-        nodecost[i] = np.array([cost[so[i] + s] for s in
-                                np.flatnonzero(allowed[so[i]:so[i] + counts[i]]).tolist()], np.int64)
-    if any(int(np.abs(c).max(initial=0)) >= 2**60 for c in nodecost.values()):
-        return 0
-    big = np.int64(2**62)
-    done = 0
-    for done in range(1, sweeps + 1):
-        moved = False
-        for i, inc in incident.items():
-            h = nodecost[i].copy()
-            for k, axis in inc:
-                val, fin = subs[k][5], subs[k][6]
-                r = np.where(fin, val, big).min(axis=axis)
-                r = np.where(r == big, 0, r)
-                if axis == 1:
-                    val -= np.where(fin, r[:, None], 0)
-                else:
-                    val -= np.where(fin, r[None, :], 0)
-                h += r
-            q = h // len(inc)
-            for k, axis in inc:
-                val, fin = subs[k][5], subs[k][6]
-                if axis == 1:
-                    val += np.where(fin, q[:, None], 0)
-                else:
-                    val += np.where(fin, q[None, :], 0)
-            new = h - q * len(inc)
-            moved |= not np.array_equal(new, nodecost[i])
-            nodecost[i] = new
-        if not moved or time.perf_counter() > end:
-            break
-    for u, v, table, rows, cols, val, fin in subs:
-        table[np.ix_(rows, cols)] = np.where(fin, val, 0)
-    for i, c in nodecost.items():
-        for s, x in zip(np.flatnonzero(allowed[so[i]:so[i] + counts[i]]).tolist(), c.tolist()):
-            cost[so[i] + s] = x
-    # fold what the tables still hold at their minima back into the nodes (exactly, as before)
-    for u, v, table, rows, cols, val, fin in subs:
-        for axis, node, idx in ((1, u, rows), (0, v, cols)):
-            sub = table[np.ix_(rows, cols)]
-            m = np.where(fin, sub, big).min(axis=axis)
-            m = np.where(m == big, 0, m)
-            sub -= np.where(fin, (m[:, None] if axis == 1 else m[None, :]), 0)
-            table[np.ix_(rows, cols)] = sub
-            for s, x in zip(idx.tolist(), m.tolist()):
-                cost[so[node] + s] += x
-    return done
-
-
 class _Memory:
     """The memory rows of one encoding, turned into clauses on demand (all at once when eager,
     row by row as models break them when lazy).
@@ -347,6 +284,8 @@ class _Memory:
         self.relaxed: set[int] = set()
         self.nodes = self.cuts = 0
         self.end: Optional[float] = None     # monotonic deadline for encoding
+        self.steps = 0                       # MDD construction steps so far (the work, counted)
+        self.max_steps: Optional[int] = None   # deterministic mode: raise OutOfWork above it
 
     @property
     def done(self) -> set[int]:
@@ -408,12 +347,15 @@ class _Memory:
                 layers.append(levels)
         layers.sort(key=lambda ls: -ls[-1][0])
         mark = len(out)
-        mdd = _Mdd(self.enc, layers, limit, out, self.end)
+        mdd = _Mdd(self.enc, layers, limit, out, self.end,
+                   None if self.max_steps is None else self.max_steps - self.steps)
         try:
             _, _, root = mdd.build(0, self.slack[r] // q)
         except _RowTooBig:
             del out[mark:]
             raise
+        finally:
+            self.steps += mdd.steps
         self.nodes += mdd.count
         if root == _FALSE:
             raise Infeasible("a memory row cannot fit")
@@ -457,13 +399,16 @@ class _Memory:
 
 def encode(problem: Problem, edge_form: str = "pairs", limit: Optional[ModelSize] = None,
            amo: str = "auto", memory: str = "eager", diffusion: float = 0.0,
-           end: Optional[float] = None) -> Encoding:
+           end: Optional[float] = None, sweeps: Optional[int] = None,
+           max_steps: Optional[int] = None) -> Encoding:
     """The weighted CNF of ``problem`` (raises :class:`Infeasible` or :class:`TooBig`).
 
     ``memory``: ``"eager"`` encodes every row that can overflow now; ``"lazy"`` leaves them in
     ``enc.memory`` for :meth:`_Memory.add` when a model breaks them; ``"none"`` drops memory.
-    ``diffusion``: seconds of min-sum diffusion (0: row/column folding only); ``end``: a
-    ``time.monotonic()`` deadline for the memory rows (raises :class:`OutOfTime`)."""
+    ``diffusion``: seconds of min-sum diffusion (0: row/column folding only); ``sweeps``, when
+    given, replaces it: at most that many sweeps, whatever the time (deterministic mode); ``end``:
+    a ``time.monotonic()`` deadline for the memory rows (raises :class:`OutOfTime`);
+    ``max_steps``: at most that many MDD steps for them (raises :class:`OutOfWork`)."""
     from pysat.card import CardEnc, EncType
 
     t0 = time.perf_counter()
@@ -480,15 +425,16 @@ def encode(problem: Problem, edge_form: str = "pairs", limit: Optional[ModelSize
     constant = md.offset
     folded = md.stats["folded_edges"]
     pairs, triples = _dense_factors(md)
-    sweeps = 0
-    if diffusion:
+    limit_sweeps, sweeps = sweeps, 0
+    if (diffusion if limit_sweeps is None else limit_sweeps):
         def node_bound() -> int:
             return sum(min((cost[so[i] + s] for s in range(counts[i]) if allowed[so[i] + s]),
                            default=0) for i in range(n))
 
         saved = ({k: (t.copy(), ok) for k, (t, ok) in pairs.items()}, list(cost))
         before = node_bound()
-        sweeps = _diffuse(pairs, cost, allowed, so, counts, diffusion)
+        seconds, most = (diffusion, 200) if limit_sweeps is None else (None, limit_sweeps)
+        sweeps = diffuse(pairs, cost, allowed, so, counts, seconds, most)
         if node_bound() < before:   # diffusion is no ascent on folded tables: keep the better
             pairs, cost = saved[0], saved[1]
             sweeps = -sweeps
@@ -569,7 +515,7 @@ def encode(problem: Problem, edge_form: str = "pairs", limit: Optional[ModelSize
     t1 = time.perf_counter()
     # memory
     mem = _Memory(problem, enc, allowed, limit)
-    mem.end = end
+    mem.end, mem.max_steps = end, max_steps
     enc.memory = mem
     if memory == "eager":
         mem.add(range(len(mem.rows)), enc.hard)
@@ -581,6 +527,7 @@ def encode(problem: Problem, edge_form: str = "pairs", limit: Optional[ModelSize
         raise TooBig(f"model {size}")
     enc.stats = {"variables": enc.top, "hard": len(enc.hard), "soft": len(enc.soft),
                  "literals": size.terms, "memory_rows": len(mem.rows), "mdd_nodes": mem.nodes,
+                 "mdd_steps": mem.steps,
                  "folded": folded, "sweeps": sweeps,
                  "encode_cost_s": round(t1 - t0, 3),
                  "encode_memory_s": round(time.perf_counter() - t1, 3)}

@@ -1,5 +1,7 @@
 """What the exact engines (``cpsat``, ``maxsat``, ...) share, bottom up:
 
+* :mod:`.meter` - deterministic mode's :class:`WorkMeter` (one backend's spending, the exchange
+  points) and :class:`WorkLimit` (what one engine call may spend);
 * :mod:`.contract` - the engine contract: :class:`ModelSize`, :class:`ExactOutcome`,
   :class:`ExactEngine` (what an engine estimates, answers and supplies);
 * :mod:`.model` - the engine-agnostic folded model of a Problem (:func:`build_exact_model`:
@@ -9,15 +11,16 @@
   exact backends (:class:`ExactBackend`).
 
 Inside the package imports run down that list (``driver`` uses ``lns`` and ``contract``, ``lns``
-uses ``contract``; ``model`` stands alone). Everything here is light at import (numpy and the
-library's core); the presolve routines and the search kernels (numba) are imported inside the
-functions that use them, in the worker. The names below are the ones plugins use.
+uses ``contract``, ``contract`` uses ``meter``; ``model`` stands alone). Everything here is light
+at import (numpy and the library's core); the presolve routines and the search kernels (numba) are
+imported inside the functions that use them, in the worker. The names below are the ones plugins use.
 """
 
 from .contract import ExactEngine, ExactOutcome, ModelSize, OutcomeStatus
+from .meter import WorkLimit, WorkMeter
 from .driver import BestPlan, ExactBackend, solve_with_engine
 from .model import ExactModel, Factor, MemoryPart, build_exact_model
 
-__all__ = ["BestPlan", "ExactBackend", "ExactEngine", "ExactModel", "ExactOutcome", "Factor", "MemoryPart",
-           "ModelSize", "OutcomeStatus", "build_exact_model",
-           "solve_with_engine"]
+__all__ = ["BestPlan", "ExactBackend", "ExactEngine", "ExactModel", "ExactOutcome", "Factor",
+           "MemoryPart", "ModelSize", "OutcomeStatus", "WorkLimit", "WorkMeter",
+           "build_exact_model", "solve_with_engine"]

@@ -3,7 +3,9 @@
 An exact *engine* (CP-SAT, MaxSAT, ...) knows one thing: build a model of a :class:`Problem` and
 solve it within a time limit, starting from a hint, calling back with each improving plan, and
 saying what it proved (:class:`ExactOutcome`). The driver (:mod:`.driver`) and the LNS loop
-(:mod:`.lns`) speak to engines through these types only.
+(:mod:`.lns`) speak to engines through these types only. In deterministic mode an engine call also
+gets a :class:`~.meter.WorkLimit`: its limit in work units, counted by the engine's own measure
+(CP-SAT's deterministic time, SAT conflicts), never by a clock.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Callable, Optional, Protocol
 import numpy as np
 
 from ..problem import Problem
+from .meter import WorkLimit
 
 OutcomeStatus = str
 """One of ``"optimal"``, ``"feasible"``, ``"infeasible"``, ``"unknown"``, ``"too-big"``."""
@@ -63,12 +66,17 @@ class ExactEngine(Protocol):
         ...
 
     def solve(self, problem: Problem, time_limit: float, hint: Optional[np.ndarray],
-              threads: int, seed: int,
-              on_solution: Callable[[np.ndarray], None]) -> ExactOutcome:
+              threads: int, seed: int, on_solution: Callable[[np.ndarray], None],
+              work: Optional[WorkLimit] = None) -> ExactOutcome:
         """Solve ``problem`` within ``time_limit`` seconds (wall clock, build included).
 
         ``hint`` is a complete plan of ``problem`` (maybe infeasible); ``on_solution`` is called with
         each improving plan as the engine finds it. Never raises for an instance it cannot handle:
         returns ``ExactOutcome("too-big")`` or ``("unknown")`` with a note instead.
+
+        ``work`` (deterministic mode only; the driver never passes it in a timed run): stop once
+        ``work.spend`` returns False, spending the work as it is done (build included) in units of
+        :mod:`portfolio.work`; ``time_limit`` is then only the wall-clock safety net, and
+        ``threads`` a count that does not depend on the machine.
         """
         ...

@@ -12,6 +12,10 @@ hands the engine the *window problem* (edges to fixed nodes folded into node cos
 taken off the capacity, see :func:`.lns.build_window`). An engine that can solve a Problem
 can therefore solve a window, with no second code path.
 
+In deterministic mode (``report.work`` set) :func:`solve_deterministic` runs the same phases
+with work units for seconds and counts for every choice (no clock, no machine-dependent thread
+count).
+
 Claims: ``optimal`` means optimal among plans without forbidden choices (every such plan is cheaper
 than any plan with one, since a forbidden entry alone costs 10**18); ``infeasible`` means no plan
 without forbidden choices fits in memory, which is *not* a proof that the original instance has no
@@ -20,6 +24,7 @@ answer, so the driver reports it as ``no-solution``.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Optional
 
@@ -31,7 +36,8 @@ from ..evaluate import evaluate
 from ..problem import Problem
 from ..runner.fallback import safe_plan
 from .contract import ExactEngine, ExactOutcome
-from .lns import LnsParams, run_lns
+from .lns import MIN_WINDOW_UNITS, LnsParams, WorkPace, run_lns
+from .meter import WorkLimit, WorkMeter
 
 # ------------------------------------------------------------------------------------------ driver
 FULL_SHARE = 0.75
@@ -130,7 +136,13 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
                       lns_params: Optional[LnsParams] = None, polish: bool = True) -> SolveResult:
     """Run an exact engine as a portfolio backend: full model when it fits (all the time for a
     small model, ``FULL_SHARE`` of it for a large one), LNS windows with the same engine on the
-    rest of the time or when the model is too big. Returns the backend's :class:`SolveResult`."""
+    rest of the time or when the model is too big. Returns the backend's :class:`SolveResult`.
+
+    In deterministic mode (``report.work`` set) :func:`solve_deterministic` runs instead: the
+    same phases, limited by work units instead of seconds."""
+    if getattr(report, "work", None) is not None:
+        return solve_deterministic(engine, problem, deadline, seed, warm_start, report, lns=lns,
+                                   lns_params=lns_params)
     from ..presolve.jitlock import compiled  # the presolve package imports numba: in the worker
 
     # Engines overrun their limits (an LP solve between two clock checks, a model build): aim a
@@ -218,6 +230,12 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
         best.offer(plan, f"{engine.name} LNS", own=True)
         notes.append(stats.note())
     timings["total_s"] = round(time.monotonic() - t0, 3)
+    return final_result(best, bound, notes, timings)
+
+
+def final_result(best: BestPlan, bound: Optional[int], notes: list[str],
+                 timings: dict[str, float]) -> SolveResult:
+    """The backend's result from its best plan and the bound it proved (optimal when they meet)."""
     if best.plan is None:
         return SolveResult(Status.NO_SOLUTION, lower_bound=bound,
                            note="; ".join(notes) or "no feasible plan found", timings=timings)
@@ -226,6 +244,118 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
                            note="; ".join(notes), timings=timings)
     return SolveResult(Status.FEASIBLE, best.plan, lower_bound=bound, note="; ".join(notes),
                        timings=timings)
+
+
+# ------------------------------------------------------------------------- deterministic mode
+DET_THREADS = 1
+"""Threads an engine gets in deterministic mode, on any machine (the engines' own fixed counts,
+such as CP-SAT's ``DET_WORKERS``, apply inside)."""
+
+SAFETY_NOTE = "wall-clock safety net reached first: not the deterministic answer"
+
+
+def solve_deterministic(engine: ExactEngine, problem: Problem, deadline: float, seed: int,
+                        warm_start: Optional[np.ndarray], report: Reporter, lns: bool = True,
+                        lns_params: Optional[LnsParams] = None) -> SolveResult:
+    """Run ``engine`` as a backend in deterministic mode (``report.work`` set,
+    :mod:`portfolio.work`): the phases of :func:`solve_with_engine`, with every limit in work units
+    and every choice made from counts:
+
+    * the start: the warm start, else the least-memory plan avoiding forbidden entries (its repair
+      passes without their time cap: bounded by their counts, they give the same plan). No kernel
+      polish (its length would follow the clock, and whether the kernels are compiled is the
+      machine's state): the portfolio's plans, the local search's among them, arrive at the exchange
+      points instead (:meth:`.meter.WorkMeter.fresh_best`, read only once a point was passed);
+    * full model or LNS by the engine's size estimate alone. A model that fits is solved in two
+      slices: the first ends at the first exchange point (``work.exchange`` units), so that the
+      second starts hinted with the portfolio's incumbent of that point; a small model gets all the
+      work, a large one ``FULL_SHARE`` of it and LNS windows the rest;
+    * LNS windows from the seed and the incumbent, each limited by ``LnsParams.window_units``
+      (:class:`.lns.WorkPace`);
+    * ``DET_THREADS`` engine threads, never ``allotted_cores()``.
+
+    The wall-clock deadline stays the safety net: the engines stop at it and the result's note says
+    so (the plan is then not the deterministic answer).
+    """
+    assert report.work is not None
+    meter = WorkMeter(report.work, report)
+    left = time_left(deadline)  # the safety net only: no decision below reads a clock
+    stop = time.monotonic() + left - min(RETURN_MARGIN_MAX, RETURN_MARGIN_SHARE * max(0.0, left))
+    t0 = time.monotonic()
+    best = BestPlan(problem, report)
+    best.offer(warm_start, "warm start", own=False)
+    if (best.plan is None or not best.clean) and problem.num_nodes:
+        # no time cap: its passes are bounded by counts alone (tens of ms on the contest instances)
+        best.offer(safe_plan(problem, math.inf), "least-memory plan avoiding forbidden entries",
+                   own=True)
+    if problem.num_nodes == 0:
+        plan = np.zeros(0, dtype=np.int64)
+        best.offer(plan, "empty instance", own=True)
+        if evaluate(problem, plan).feasible:
+            return SolveResult(Status.OPTIMAL, plan, lower_bound=best.cost, note="no nodes")
+        return SolveResult(Status.NO_SOLUTION, note="the fixed usage alone exceeds the capacity")
+    bound: Optional[int] = None
+    notes = ["deterministic mode (no polish: the portfolio's plans come at exchange points)"]
+    timings: dict[str, float] = {}
+
+    def safety() -> float:
+        return stop - time.monotonic()
+
+    def adopt() -> None:
+        best.offer(meter.fresh_best(), "portfolio best", own=False)
+
+    size, budget = engine.estimate(problem), engine.budget()
+    if lns and not size.within(budget):
+        report.demand(LOW, "LNS windows (full model too big)")
+    if size.within(budget):
+        small = (size.terms <= SMALL_MODEL * budget.terms
+                 and size.variables <= SMALL_MODEL * budget.variables)
+        share = meter.left() * (1.0 if (small or not lns) else FULL_SHARE)
+        first = min(share, float(report.work.exchange))
+        for units in (first, share - first):
+            if units < MIN_WINDOW_UNITS or meter.out or safety() <= 0.05:
+                break
+            adopt()
+            out = engine.solve(problem, safety(), best.plan, DET_THREADS, seed,
+                               lambda plan: best.offer(plan, engine.name, own=True),
+                               work=WorkLimit(units, meter))
+            for k, v in out.stats.items():
+                if k.endswith("_s"):
+                    timings[k] = round(timings.get(k, 0.0) + float(v), 3)
+            best.offer(out.plan, engine.name, own=True)
+            if out.note:
+                notes.append(out.note)
+            if out.status == "optimal" and out.plan is not None:
+                return SolveResult(Status.OPTIMAL, out.plan, lower_bound=out.bound,
+                                   note="; ".join(notes), timings=timings)
+            if out.status == "infeasible" and best.plan is None:
+                return SolveResult(Status.NO_SOLUTION, note=out.note, timings=timings)
+            if out.bound is not None:
+                bound = out.bound if bound is None else max(bound, out.bound)
+        adopt()
+    else:
+        notes.append(f"full model too big (estimate {size.variables:,} variables, "
+                     f"{size.terms:,} terms; budget {budget.terms:,} terms): LNS windows")
+    if lns and not meter.out and best.plan is not None and best.clean and safety() > 0.2:
+        if size.within(budget):
+            report.demand(LOW, "LNS windows (full model unproven)")
+        params = lns_params or LnsParams()
+
+        def window(sub: Problem, units: float, hint: np.ndarray):
+            return engine.solve(sub, max(0.0, safety()), hint, DET_THREADS, seed,
+                                lambda plan: None, work=WorkLimit(units, meter))
+
+        plan, _, stats = run_lns(problem, best.plan, stop, window,
+                                 lambda p, c: best.offer(p, f"{engine.name} LNS", own=True),
+                                 meter.fresh_best, seed, params,
+                                 pace=WorkPace(meter, params.window_units, stop))
+        best.offer(plan, f"{engine.name} LNS", own=True)
+        notes.append(stats.note())
+        adopt()
+    if safety() <= 0.1 and not meter.out:
+        notes.append(SAFETY_NOTE)
+    timings["total_s"] = round(time.monotonic() - t0, 3)
+    return final_result(best, bound, notes, timings)
 
 
 class ExactBackend(Backend):

@@ -17,6 +17,12 @@ a connected region grown from a node with a costly neighbourhood, nodes live at 
 loaded time points, and the nodes of the costliest edges (entries far above their row minimum).
 Window size adapts: it grows when windows are solved to optimality quickly and shrinks when they
 time out. Only plans verified by the exact evaluator on the full problem are kept.
+
+The loop's pace (:class:`TimePace` in a timed run, :class:`WorkPace` in deterministic mode) says
+whether another window fits and how much each may use: seconds, or work units counted by the
+engine (each window's solve) and by size (the loop's own work, ``WINDOW_UNITS...`` and
+``STATS_UNITS_PER_KEDGE``), so that in deterministic mode the windows and their number depend on
+the seed, the incumbent and the counts only.
 """
 
 from __future__ import annotations
@@ -30,11 +36,34 @@ import numpy as np
 from ..evaluate import evaluate, profile_of, usage_profile
 from ..problem import FORBIDDEN, Capacity, Problem, offsets_from_counts
 from .contract import ExactOutcome
+from .meter import WorkMeter
 
 WindowSolver = Callable[[Problem, float, np.ndarray], ExactOutcome]
-"""``solve(window_problem, time_limit, hint) -> ExactOutcome``: what an exact backend supplies."""
+"""``solve(window_problem, limit, hint) -> ExactOutcome``: what an exact backend supplies (``limit``
+in seconds, or in work units under a :class:`WorkPace`)."""
 
 KINDS = ("region", "time", "edges")
+
+WINDOW_UNITS = 0.3
+"""Work units charged per window for choosing it, building it and checking its plan, besides the
+two parts below. The three are fitted to ``time.process_time()`` on K, N, S and generated
+instances (``benchmarks/determinism_exact.py overhead``; docs/benchmarks/determinism.md, "Exact
+backends")."""
+
+WINDOW_UNITS_PER_KITEM = 0.13
+"""... per thousand items of the full problem (nodes, edges, intervals, time points: numpy passes
+over all of them)."""
+
+WINDOW_UNITS_PER_EDGE = 0.008
+"""... per edge touching the window (a Python step each)."""
+
+STATS_UNITS_PER_KEDGE = 6.5
+"""Work units per thousand edges charged for the incumbent's statistics (a Python pass over every
+edge, redone after each improvement). Measured like ``WINDOW_UNITS_PER_KITEM`` (6.4-6.5 ms per
+thousand edges on K, N, S)."""
+
+MIN_WINDOW_UNITS = 20.0
+"""No window is started with fewer work units left (deterministic mode)."""
 
 
 @dataclass
@@ -46,6 +75,7 @@ class LnsParams:
     min_size: int = 10
     max_size: int = 4000
     window_time: float = 2.0        # seconds per window solve
+    window_units: float = 2000.0    # work units per window solve (deterministic mode)
     grow: float = 1.3               # size factor after a quick optimal window
     shrink: float = 0.75            # size factor after a window that timed out
 
@@ -267,15 +297,76 @@ def _plan_statistics(problem: Problem, plan: np.ndarray) -> tuple[np.ndarray, np
     return local[:n], regret, load, profile
 
 
+class TimePace:
+    """A timed run's pace: windows of at most ``window_time`` seconds until ``stop`` (a
+    ``time.monotonic()`` value)."""
+
+    def __init__(self, stop: float, window_time: float) -> None:
+        self.stop, self.window_time, self.t0 = stop, window_time, 0.0
+
+    def more(self) -> bool:
+        return time.monotonic() < self.stop - 0.05
+
+    def limit(self) -> float:
+        """This window's limit in seconds (0: no room for another)."""
+        limit = min(self.window_time, self.stop - time.monotonic())
+        return limit if limit > 0.05 else 0.0
+
+    def begin(self) -> None:
+        self.t0 = time.monotonic()
+
+    def used(self) -> float:
+        return time.monotonic() - self.t0
+
+    def charge(self, units: float) -> None:
+        """The loop's own work: counted only in deterministic mode."""
+
+
+class WorkPace:
+    """Deterministic mode's pace: windows of at most ``window_units`` work units while the backend
+    has work left; ``stop`` (monotonic) is only the wall-clock safety net."""
+
+    def __init__(self, meter: WorkMeter, window_units: float, stop: float) -> None:
+        self.meter, self.window_units, self.stop, self.mark = meter, window_units, stop, 0.0
+
+    def more(self) -> bool:
+        return (not self.meter.out and self.meter.left() >= MIN_WINDOW_UNITS
+                and time.monotonic() < self.stop - 0.05)
+
+    def limit(self) -> float:
+        """This window's limit in work units (0: no room for another)."""
+        limit = min(self.window_units, self.meter.left())
+        return limit if limit >= MIN_WINDOW_UNITS else 0.0
+
+    def begin(self) -> None:
+        self.mark = self.meter.requested
+
+    def used(self) -> float:
+        return self.meter.requested - self.mark
+
+    def charge(self, units: float) -> None:
+        self.meter.spend(units)
+
+
+def _items(problem: Problem) -> int:
+    """The full problem's items (see ``WINDOW_UNITS_PER_KITEM``)."""
+    return (problem.num_nodes + problem.num_edges + problem.num_intervals
+            + len(problem.time_points))
+
+
 def run_lns(problem: Problem, plan: np.ndarray, stop: float, solve_window: WindowSolver,
             on_improve: Callable[[np.ndarray, int], None],
             fetch_best: Callable[[], Optional[np.ndarray]] = lambda: None,
-            seed: int = 0, params: Optional[LnsParams] = None) -> tuple[np.ndarray, int, LnsStats]:
+            seed: int = 0, params: Optional[LnsParams] = None,
+            pace: "TimePace | WorkPace | None" = None) -> tuple[np.ndarray, int, LnsStats]:
     """Improve ``plan`` (feasible, no forbidden choice) until ``stop`` (a ``time.monotonic()``
-    value: the driver read the contract's deadline once). Returns (best plan, its cost,
-    statistics); ``on_improve(plan, cost)`` is called with every improvement, ``fetch_best()`` may
-    offer a better plan found elsewhere."""
+    value: the driver read the contract's deadline once), or as ``pace`` says (deterministic
+    mode: a :class:`WorkPace`; ``solve_window`` then gets work units as its limit). Returns (best
+    plan, its cost, statistics); ``on_improve(plan, cost)`` is called with every improvement,
+    ``fetch_best()`` may offer a better plan found elsewhere."""
     params = params or LnsParams()
+    pace = pace or TimePace(stop, params.window_time)
+    items, degree = _items(problem), np.diff(problem.incidence_offsets)
     rng = np.random.default_rng(seed)
     best = np.asarray(plan, dtype=np.int64).copy()
     ev = evaluate(problem, best)
@@ -286,21 +377,25 @@ def run_lns(problem: Problem, plan: np.ndarray, stop: float, solve_window: Windo
     picker = WindowPicker(problem, rng)
     size = float(stats.size)
     local, regret, load, profile = _plan_statistics(problem, best)
-    while time.monotonic() < stop - 0.05:
+    pace.charge(STATS_UNITS_PER_KEDGE * problem.num_edges / 1000)
+    while pace.more():
         other = fetch_best()
         if other is not None:
             ev_o = evaluate(problem, other)
             if ev_o.feasible and not ev_o.has_forbidden and ev_o.cost < best_cost:
                 best, best_cost = np.asarray(other, dtype=np.int64).copy(), ev_o.cost
                 local, regret, load, profile = _plan_statistics(problem, best)
+                pace.charge(STATS_UNITS_PER_KEDGE * problem.num_edges / 1000)
         kind, nodes = picker.pick(best, int(size), local, regret, load)
         window = build_window(problem, best, nodes, profile)
-        limit = min(params.window_time, stop - time.monotonic())
-        if limit <= 0.05:
+        pace.charge(WINDOW_UNITS + WINDOW_UNITS_PER_KITEM * items / 1000
+                    + WINDOW_UNITS_PER_EDGE * int(degree[window.nodes].sum()))
+        limit = pace.limit()
+        if limit <= 0:
             break
-        t0 = time.monotonic()
+        pace.begin()
         out = solve_window(window.problem, limit, best[window.nodes])
-        spent = time.monotonic() - t0
+        spent = pace.used()
         stats.windows += 1
         stats.by_kind[kind][0] += 1
         improved = False
@@ -313,10 +408,11 @@ def run_lns(problem: Problem, plan: np.ndarray, stop: float, solve_window: Windo
                 stats.by_kind[kind][1] += 1
                 on_improve(best, best_cost)
                 local, regret, load, profile = _plan_statistics(problem, best)
+                pace.charge(STATS_UNITS_PER_KEDGE * problem.num_edges / 1000)
         picker.reward(kind, improved)
         if out.status == "optimal":
             stats.optimal_windows += 1
-            if spent < 0.8 * limit:  # solved with time to spare: try a larger region
+            if spent < 0.8 * limit:  # solved with time (work) to spare: try a larger region
                 size = min(params.max_size, problem.num_nodes, size * params.grow)
         elif out.status in ("unknown", "feasible", "too-big"):
             size = max(params.min_size, size * params.shrink)
