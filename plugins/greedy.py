@@ -38,7 +38,8 @@ class GreedyBackend(KernelBackend):
     name = "greedy"
     description = "Memory-aware greedy on merged functional groups: fast feasible first plan"
     capabilities = Capabilities(reduced=True)
-    meta = BackendMeta(engines=("numba", "numpy"), deterministic=True)
+    meta = BackendMeta(engines=("numba", "numpy"), deterministic=True,
+                       work_share=0.1)
 
     def __init__(self, design: int = 2) -> None:
         self.design = design

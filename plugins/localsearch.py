@@ -50,7 +50,8 @@ class LocalSearchBackend(KernelBackend):
     name = "localsearch"
     description = "Lagrangian TRW-S rounds + iterated local search on merged functional groups"
     capabilities = Capabilities(anytime=True, warm_start=True, reduced=True, randomized=True)
-    meta = BackendMeta(engines=("numba", "numpy"), deterministic=True)
+    meta = BackendMeta(engines=("numba", "numpy"), deterministic=True,
+                       work_share=3.0)
 
     def __init__(self, max_rounds: Optional[int] = None,
                  params: Optional[SearchParams] = None) -> None:

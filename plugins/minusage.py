@@ -41,7 +41,8 @@ class MinUsageBackend(Backend):
     name = "minusage"
     description = "Least-memory strategies avoiding forbidden entries: instant, no compilation"
     capabilities = Capabilities()  # the safety net (quick, not anytime): the original problem
-    meta = BackendMeta(engines=("numpy",), deterministic=True)
+    meta = BackendMeta(engines=("numpy",), deterministic=True,
+                       work_share=0.1)
 
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:

@@ -28,7 +28,8 @@ class Toulbar2Backend(Backend):
     capabilities = Capabilities(exact=True, anytime=True, warm_start=True, reduced=True,
                                 randomized=True)
     meta = BackendMeta(engines=("pytoulbar2", "numba", "numpy"), requires=("pytoulbar2",),
-                       requirement=REQUIREMENT, deterministic=True)
+                       requirement=REQUIREMENT, deterministic=True,
+                       work_share=3.0)
     # Deterministic mode (report.work): backtrack limits and counted work units instead of
     # seconds (portfolio/toulbar2/pace.py); a warm start is toulbar2's initial solution.
     # In the default portfolio since issue 21's measurement (docs/benchmarks/toulbar2.md, "Default

@@ -172,6 +172,11 @@ class BackendMeta:
     deterministic: bool = False
     """Supports deterministic mode (:mod:`portfolio.work`): counts its work through
     ``report.work``, reads no clock, and gives the same plan for the same inputs and work."""
+    work_share: float = 1.0
+    """Deterministic mode: its part of the run's work units, relative to the other backends'
+    (the run's budget is split in proportion). A timed run's cores go to the backends that use
+    them; a deterministic run fixes the split in advance, so a backend that keeps the cores busy
+    declares more, a one-shot or mostly idle one less."""
 
     @property
     def in_default(self) -> bool:
@@ -196,6 +201,8 @@ def _conforms(value: object, kind: object) -> bool:
         return any(_conforms(value, a) for a in args)
     if kind is int:
         return isinstance(value, int) and not isinstance(value, bool)
+    if kind is float:   # an int is a float here (work_share = 3)
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
     return isinstance(value, kind if isinstance(kind, type) else object)
 
 

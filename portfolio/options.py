@@ -39,10 +39,11 @@ DEFAULT_POLICY = "share"
 TIME_LIMIT = 60.0
 """Seconds of a timed run when none is given."""
 
-DEFAULT_WORK = 100_000
+DEFAULT_WORK = 110_000
 """Work units of a deterministic run when none is given (:mod:`portfolio.work`: about a millisecond
-of one core of the reference machine each), split equally among the run's backends: about 60 s
-with the default portfolio on the reference machine (2 cores)."""
+of one core of the reference machine each), split among the run's backends in proportion to their
+``work_share``: about 60 s with the default portfolio on the reference machine (2 cores;
+docs/benchmarks/determinism.md, "The default budget")."""
 
 DETERMINISTIC_TIME_LIMIT = 600.0
 """The wall-clock safety net of a deterministic run when no time limit is given: generous, so that
@@ -134,7 +135,8 @@ class RunOptions:
     """The same plan for the same problem, seed and work, whatever the load or the cores
     (docs/determinism.md): backends count work units and exchange plans at fixed points."""
     work: Optional[int] = None
-    """Work units of a deterministic run, split equally among its backends (None: ``DEFAULT_WORK``).
+    """Work units of a deterministic run, split among its backends in proportion to their declared
+    ``work_share`` (None: ``DEFAULT_WORK``).
     Given, it implies ``deterministic``: a work budget means nothing to a timed run."""
 
     def __post_init__(self) -> None:

@@ -15,9 +15,11 @@ The contract, for a backend that declares ``meta = BackendMeta(deterministic=Tru
   steps) with constants it calibrates once and keeps fixed. Counts, never seconds: no decision of a
   backend in this mode may read a clock (``deadline`` stays the wall-clock safety net, nothing more).
 - Every ``exchange`` units of its own count the backend reaches an exchange point: ``spend``
-  hands the runner the plan it reported last (``report(plan)`` only remembers plans in this mode),
-  waits until every backend of the run reached the same point, and returns; from then on
-  ``report.best()`` is the portfolio's incumbent of that point, the same in every run.
+  hands the runner the plan it reported last (``report(plan)`` only remembers plans in this mode)
+  and returns. The next ``report.best()`` waits until every backend of the run reached that point
+  and returns the portfolio's incumbent of that point, the same in every run. A backend whose
+  steps are long (one solve passing several points) spends a step's units before running it and
+  reads ``report.best()`` after it, so the others go on through those points meanwhile.
 - ``spend`` returns False once the backend's ``total`` is spent: return from ``solve`` then (the
   returned plan counts at the last point). Calls after that return False at once.
 - The backend's result must depend only on the problem, the seed, the warm start, the plans

@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 BOUND = "bound"
 """A bound handed over at a point (``report.bound``), applied like a bound sent in a timed run."""
 
+MIN_SHARE = 0.01
+"""The least ``work_share`` a backend gets (a zero or negative one would leave it no work)."""
+
 
 def deterministic_split(backends: Sequence[BackendLike]) -> tuple[list[BackendLike], list[str]]:
     """(the backends that declare ``meta.deterministic``, the names of the others): the one rule
@@ -75,8 +78,11 @@ class Exchange:
     ``_stop_reason`` of :class:`.stopping.StopRules`."""
 
     def _init_exchange(self, left_out: list[str]) -> None:
-        participants = max(1, len(self.runs))
-        self.work_each = max(1, self.options.work_budget // participants)
+        shares = {name: max(MIN_SHARE, float(declared(self.by_name[run.backend])[0].work_share))
+                  for name, run in self.runs.items()}
+        whole = sum(shares.values()) or 1.0
+        self.work_of = {name: max(1, int(self.options.work_budget * share / whole))
+                        for name, share in shares.items()}
         self.left_out = left_out
         self.tracks = {name: _Track() for name in self.runs}
         self.offers: dict[int, dict[str, list[tuple[np.ndarray, Evaluation, str]]]] = {}
@@ -227,7 +233,7 @@ class Exchange:
     def points_expected(self) -> int:
         """The points of a run whose backends spend their whole share: every ``EXCHANGE_UNITS``,
         and the one at which their final results count."""
-        return self.work_each // EXCHANGE_UNITS + 1
+        return max(self.work_of.values(), default=0) // EXCHANGE_UNITS + 1
 
     def _deterministic_summary(self) -> dict:
         """Whether the answer is the deterministic one, and why not; the loose best plan becomes
@@ -253,5 +259,5 @@ class Exchange:
                 self.best_eval is None or self.loose_best[1].cost < self.best_eval.cost):
             self.best, self.best_eval, self.best_backend = self.loose_best
         return {"requested": True, "complete": reason is None, "reason": reason,
-                "work": self.options.work_budget, "work_per_backend": self.work_each,
+                "work": self.options.work_budget, "work_per_backend": dict(sorted(self.work_of.items())),
                 "exchange": EXCHANGE_UNITS, "points": k, "left_out": list(self.left_out)}

@@ -100,7 +100,7 @@ class Launching:
                           shared, mapping, run.cores)
         if self.options.deterministic:
             spec.reporter = functools.partial(PointReporter, t0=self.start, board=self.shared,
-                                              shared=shared, mapping=mapping, total=self.work_each)
+                                              shared=shared, mapping=mapping, total=self.work_of[run.name])
         parent_conn, child_conn = self.ctx.Pipe(duplex=False)
         process = self.ctx.Process(target=worker_main, args=(spec, child_conn),
                                    name=f"portfolio-{run.name}", daemon=False)

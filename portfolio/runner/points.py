@@ -4,8 +4,11 @@ Why a reporter of its own: in this mode the portfolio may only exchange plans at
 each backend's work count (:mod:`portfolio.work`), never when a plan happens to arrive. So
 ``report(plan)`` and ``report.bound(value)`` only remember; at exchange point k, ``spend`` hands the
 parent what was remembered since the last point (``("point", k, plan, note, bound, bound_note)``,
-None for nothing new), then waits until the parent has settled point k (the settled-point counter
-of :class:`~.worker.SharedBest`), and ``report.best()`` returns that point's incumbent from then on.
+None for nothing new) and goes on; the next ``report.best()`` waits until the parent has settled
+point k (the settled-point counter of :class:`~.worker.SharedBest`) and returns that point's
+incumbent. Why the wait is in ``best`` and not in ``spend``: a backend whose steps are long (a
+toulbar2 solve passes several points at once) pays for a step before running it and reads the
+incumbent after it; meanwhile the others go on through those points instead of waiting for it.
 When ``solve`` ends, what is still remembered goes first, as ``("held", plan, note, bound,
 bound_note)``, so that it counts at the backend's last point with its final result. The parent's
 side is :mod:`.exchange`.
@@ -41,7 +44,8 @@ class PointWork:
 
     def spend(self, units: float) -> bool:
         """Count ``units``; at every exchange point passed (several, for a large step: each one,
-        with the same plan) hand over the remembered plan and wait for the point's incumbent."""
+        with the same plan) hand over the remembered plan (the next ``best()`` waits for the
+        point's incumbent)."""
         if self._spent >= self.total:
             return False
         value = float(units)
@@ -68,6 +72,7 @@ class PointReporter(PipeReporter):
         self.held: Optional[tuple[np.ndarray, str]] = None
         self.held_bound: Optional[tuple[object, str]] = None
         self.work = PointWork(self, total)
+        self.stale = False
         self.latest_best = self._read_best()  # point 0: the warm start, or None
 
     def __call__(self, solution: np.ndarray, note: str = "") -> None:
@@ -82,7 +87,15 @@ class PointReporter(PipeReporter):
             self.held_bound = (_plain_bound(value), str(note))
 
     def best(self) -> Optional[np.ndarray]:
-        """The incumbent of the last point this backend passed (the warm start before the first)."""
+        """The incumbent of the last point this backend passed (the warm start before the first):
+        waits until the parent has settled that point."""
+        if self.stale:
+            pause = WAIT_FIRST
+            while self.board.settled.value < self.points and not self.closed:
+                time.sleep(pause)
+                pause = min(WAIT_MOST, 2 * pause)
+            self.latest_best = self._read_best()
+            self.stale = False
         return self.latest_best
 
     def _read_best(self) -> Optional[np.ndarray]:
@@ -103,18 +116,14 @@ class PointReporter(PipeReporter):
         return plan, note or "", bound, bound_note or ""
 
     def exchange_point(self, k: int) -> None:
-        """Point ``k``: hand over, wait until the parent settled it, read its incumbent."""
+        """Point ``k``: hand over what was remembered; :meth:`best` waits for the point's incumbent."""
         with self.lock:
             message = ("point", k, *self._take_held())
             if self.closed:
                 return
             self.conn.send(message)
         self.points = k
-        pause = WAIT_FIRST
-        while self.board.settled.value < k:
-            time.sleep(pause)
-            pause = min(WAIT_MOST, 2 * pause)
-        self.latest_best = self._read_best()
+        self.stale = True
 
     def send(self, message: tuple, final: bool = True) -> None:
         """A final message (``done``, ``error``) goes after what is still remembered (``held``)."""

@@ -84,6 +84,9 @@ MIN_SOLVE_UNITS = 1.0 * UNITS_PER_SECOND
 """No toulbar2 solve on less than this (the timed engine's one-second floor)."""
 
 
+PREPAY_PRIOR = 0.5
+"""Before any solve has run, a solve is expected to use half its allowance (see ``prepay``)."""
+
 def problem_entries(problem: Problem) -> int:
     """Strategies, edge cost entries and interval usages: the size the engine's own work follows."""
     return int(len(problem.node_costs) + len(problem.edge_costs) + len(problem.interval_usages))
@@ -195,7 +198,10 @@ class WorkPace:
         self.nodes, self.backtracks = 0, 0   # toulbar2's counts so far (nodes per backtrack)
         self.units = 0.0                 # what the engine charged (the meter stops at its total)
         self.points_seen = self._points()
-        self.incoming: Optional[np.ndarray] = None   # read at the last exchange point
+        self.pending = False             # an exchange point passed since the incumbent was read
+        self.prepaid = 0.0               # units the running solve paid before it started
+        self.used_units = 0.0            # what the run's solves cost, and what they were allowed
+        self.allowed_units = 0.0
         self.safety = False              # the wall-clock safety net stopped something
         self.entries = 0                 # entries of the network being solved
         self.timings = {"units": 0.0}
@@ -211,26 +217,44 @@ class WorkPace:
         return self.left() <= 0
 
     def charge(self, units: float) -> bool:
-        """Spend ``units``; False once the budget is spent (the engine returns then). When an
-        exchange point passed, the portfolio's incumbent of that point is read at once (and only
-        then): :meth:`exchanged` hands it to the engine."""
-        units = float(max(0.0, units))
+        """Spend ``units`` (less what the last solve prepaid); False once the budget is spent (the
+        engine returns then). When an exchange point passed, :meth:`exchanged` reads the
+        portfolio's incumbent of the last one, when the engine asks for it (the runner's
+        ``best()`` waits for that point to be settled)."""
+        units = float(max(0.0, units - self.prepaid))
+        self.prepaid = 0.0
+        return self._spend(units)
+
+    def _spend(self, units: float) -> bool:
         self.units += units
         self.timings["units"] = round(self.units, 1)
         ok = self.work.spend(units)
         now = self._points()
         if now > self.points_seen:
             self.points_seen = now
-            try:
-                self.incoming = self.report.best()
-            except Exception:  # noqa: BLE001 -- sharing is best effort
-                self.incoming = None
+            self.pending = True
         return ok
 
+    def prepay(self, allowance: float) -> None:
+        """The expected cost of the solve about to run, spent before it runs: the points it passes
+        are handed over at once (with the plans known before the solve), so the other backends go
+        through them while toulbar2 solves instead of waiting for it; the solve's own charge is
+        then only what it used beyond that. Expected: the allowance times the share of their
+        allowances the run's earlier solves used (a prior of one half), all counts."""
+        used = (PREPAY_PRIOR + self.used_units) / (1.0 + self.allowed_units)
+        self.allowed_units += float(max(0.0, allowance))
+        self.prepaid = float(max(0.0, allowance)) * min(1.0, used)
+        self._spend(self.prepaid)
+
     def exchanged(self) -> Optional[np.ndarray]:
-        """The portfolio's incumbent read at the last exchange point, once; else None."""
-        plan, self.incoming = self.incoming, None
-        return plan
+        """The portfolio's incumbent of the last exchange point passed, once; else None."""
+        if not self.pending:
+            return None
+        self.pending = False
+        try:
+            return self.report.best()
+        except Exception:  # noqa: BLE001 -- sharing is best effort
+            return None
 
     def round_best(self) -> Optional[np.ndarray]:
         return None
@@ -300,6 +324,7 @@ class WorkPace:
         fixed = SOLVE_UNITS + (ENTRY_UNITS + PARENT_ENTRY_UNITS) * self.entries
         nodes = max(0.0, allowance - fixed) / (NODE_UNITS * self.weight)
         backtracks = max(1, int(nodes / self.nodes_per_backtrack()))
+        self.prepay(allowance)
         safety = max(0.0, self.stop - time.monotonic())
         return (0, (backtracks,)), safety, safety, self.stop
 
@@ -311,8 +336,9 @@ class WorkPace:
     def solve_cost(self, outcome: str, value: Any) -> float:
         """Units of the solve just run (a child that gave no counts: its posting only)."""
         nodes = int(value.get("nodes", 0)) if outcome == "ok" and isinstance(value, dict) else 0
-        return (solve_units(self.entries, nodes, self.weight)
-                + PARENT_ENTRY_UNITS * self.entries)
+        cost = solve_units(self.entries, nodes, self.weight) + PARENT_ENTRY_UNITS * self.entries
+        self.used_units += cost
+        return cost
 
     def next_round(self, step: float, cap: float) -> None:
         self.limit = min(cap * UNITS_PER_SECOND, self.limit + step * UNITS_PER_SECOND)
