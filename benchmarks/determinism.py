@@ -18,7 +18,8 @@ started from a neutral directory, as a user would type it.
     python benchmarks/determinism.py quality [--instances A,K,M,N,S] [--seeds 0,1,2] [--seconds 60]
     python benchmarks/determinism.py calibrate [--instances A,K,N,S] [--work W]
 
-Rows go to ``runs/NAME/rows.jsonl`` (appending).
+Rows go to ``runs/NAME/rows.jsonl`` (appending); rerunning the same NAME keeps the rows already
+there and runs only the missing ones, so an interrupted benchmark resumes.
 """
 
 from __future__ import annotations
@@ -71,6 +72,13 @@ def solve(args: argparse.Namespace, name: str, extra: list[str]) -> dict:
             "error": doc.get("error")}
 
 
+def done_rows(out: Path) -> list[dict]:
+    """Rows an interrupted run of the same name already saved (they are kept, not run again)."""
+    if not out.exists():
+        return []
+    return [json.loads(line) for line in out.read_text().splitlines() if line.strip()]
+
+
 def save(out: Path, row: dict) -> None:
     with out.open("a") as fh:
         fh.write(json.dumps(row) + "\n")
@@ -82,10 +90,13 @@ def work_args(args: argparse.Namespace) -> list[str]:
 
 
 def repeat(args: argparse.Namespace, out: Path) -> None:
-    rows = []
+    rows = [r for r in done_rows(out) if r["instance"] in args.instances]
+    seen = {(r["instance"], r["run"], r["workers"]) for r in rows}
     for name in args.instances:
         for k in range(args.runs):
             for workers in (1, 2):
+                if (name, k, workers) in seen:
+                    continue
                 hog = args.hog and (k + workers) % 2 == 1
                 with cpu_hog(hog):
                     row = solve(args, name, work_args(args) + ["--seed", str(args.seed),
@@ -107,13 +118,16 @@ def repeat(args: argparse.Namespace, out: Path) -> None:
 
 def quality(args: argparse.Namespace, out: Path) -> None:
     best = best_known()
-    rows: list[dict] = []
+    rows = [r for r in done_rows(out) if r["instance"] in args.instances and r["seed"] in args.seeds]
+    seen = {(r["instance"], r["variant"], r["seed"]) for r in rows}
     for k, seed in enumerate(args.seeds):
         for name in args.instances:
             variants = {"timed": ["-t", str(args.seconds), "--seed", str(seed)],
                         "deterministic": work_args(args) + ["--seed", str(seed)]}
             order = list(variants) if k % 2 == 0 else list(reversed(variants))
             for variant in order:
+                if (name, variant, seed) in seen:
+                    continue
                 row = solve(args, name, variants[variant])
                 row.update(variant=variant, seed=seed)
                 save(out, row)
