@@ -136,9 +136,13 @@ def test_failing_tasks_do_not_stop_the_sweep(instances, tmp_path, faulty_plugins
     bad.write_text('{"problem": {"nodes": ')
     res = invoke("bench", instances / "example.json", bad, "-b", "raises,segfaults,minusage,bruteforce",
                  "-t", LIMIT, "-j", "2", "--name", "f", "--runs-dir", tmp_path, "-q")
-    assert res.exit_code == 0, res.output
+    assert res.exit_code == 1, res.output   # every task ran, four failed: the sweep says so
+    assert "4 task(s) failed" in res.output and "ProblemFormatError" in res.output
     rows = {(r["instance"], r["configuration"]): r for r in rows_of(tmp_path / "f")}
     assert len(rows) == 8
+    shown = invoke("report", tmp_path / "f")
+    assert shown.exit_code == 0 and "bad/raises" in shown.output
+    assert "error: ProblemFormatError" in shown.output   # the error's text, not only its status
     for config in ("raises", "segfaults", "minusage", "bruteforce"):
         assert rows[("bad", config)]["status"] == "error"
         assert "ProblemFormatError" in rows[("bad", config)]["error"]

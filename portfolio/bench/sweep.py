@@ -17,7 +17,7 @@ from .environment import git_revision, machine_info, now_iso, package_versions
 from .parallel import parallel_rows
 from .plan import (PLUGINS_ENV, BenchError, expand_instances, plan_tasks, resolve_configurations,
                    resolve_instances)
-from .progress import SweepProgress
+from .progress import FAILED_STATUSES, SweepProgress
 from .storage import (FORMAT_VERSION, META, RESULTS, merge_named, prepare_folder, repair_tail,
                       row_key, solution_file, write_json_atomic)
 from .task import GRACE_MIN
@@ -32,6 +32,21 @@ class SweepResult:
     statuses: dict[str, int] = field(default_factory=dict)
     interrupted: bool = False
     moved_old_to: Optional[Path] = None
+    failures: list[dict] = field(default_factory=list)
+    """The failed tasks of the sweep (status error, crashed or timeout), earlier sessions' kept
+    rows included: ``{instance, configuration, seed, repeat, status, error, earlier}``."""
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.failures)
+
+
+def _failure(row: dict, earlier: bool) -> Optional[dict]:
+    if row.get("status") not in FAILED_STATUSES:
+        return None
+    return {"instance": row.get("instance"), "configuration": row.get("configuration"),
+            "seed": row.get("seed", 0), "repeat": row.get("repeat", 0), "status": row.get("status"),
+            "error": row.get("error") or "", "earlier": earlier}
 
 
 
@@ -112,6 +127,9 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
     write_json_atomic(folder / META, meta)
 
     result = SweepResult(folder, len(tasks), skipped, 0, moved_old_to=moved)
+    planned = {t.key for t in tasks}
+    result.failures = [f for key, row in done.items() if key in planned
+                       for f in [_failure(row, earlier=True)] if f]
     guard = max(t.time_limit for t in tasks) * 1.5 + GRACE_MIN + 120.0
     display = SweepProgress(console, len(tasks), skipped, [i.name for i in insts]) if console else None
     if display:
@@ -134,6 +152,9 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
                     os.fsync(out.fileno())
                     result.finished += 1
                     result.statuses[row["status"]] = result.statuses.get(row["status"], 0) + 1
+                    failure = _failure(row, earlier=False)
+                    if failure:
+                        result.failures.append(failure)
                     if display:
                         display.update(row)
                     if on_row:

@@ -103,8 +103,10 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
     bounds = [r.lower_bound for r in runs if r.lower_bound is not None and not r.disqualified]
     proven = [r for r in runs if r.status is Status.OPTIMAL and not r.disqualified]
     if result.solution is not None:
-        status = "optimal" if proven else "feasible"
-        if proven:
+        # a backend's standing claim, or the runner's own proof (presolve settled the instance)
+        optimal = bool(proven) or result.proven_optimal
+        status = "optimal" if optimal else "feasible"
+        if optimal:
             bounds.append(result.cost)
     elif result.infeasible_proven_by:
         status = "infeasible-proven"
@@ -126,6 +128,9 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
         "time_to_best": time_to_best,
         "lower_bound": max(bounds) if bounds else None,
         "winner": result.winner,
+        "proof": result.proof,
+        "fallback": False,   # the runner's fallback plan is off: the row is its backends' own
+        "engines": dict(result.engines),
         "incumbents": trace,
         "gap_trace": [{"time": round(at, 4), "cost": c, "bound": b}   # bounds sent during the run too
                       for at, c, b in result.gap_trace()],

@@ -66,6 +66,31 @@ def bench(instances: tuple[str, ...], backends: str | None, use_portfolio: bool,
         sys.exit(130)
     console.print(f"next: portfolio report {result.folder}", highlight=False)
     click.echo(str(result.folder))
+    if result.failed:
+        _tell_failures(result.failures)
+        sys.exit(EXIT_TASKS_FAILED)
+
+
+EXIT_TASKS_FAILED = 1
+"""The sweep ran, but some task failed (error, crashed, timeout): its rows and errors are kept."""
+
+
+def _tell_failures(failures: list[dict], shown: int = 5) -> None:
+    """The failed tasks on stderr, one line per distinct error (the first line of its text)."""
+    by_error: dict[str, list[dict]] = {}
+    for f in failures:
+        first = (f["error"].strip().splitlines() or [f["status"]])[0]
+        by_error.setdefault(f"{f['status']}: {first}", []).append(f)
+    earlier = sum(f["earlier"] for f in failures)
+    console.print(f"[red]{len(failures)} task(s) failed[/]"
+                  + (f" ({earlier} in earlier sessions; delete their lines to run them again)"
+                     if earlier else "") + "; `portfolio report` shows them too:", highlight=False)
+    for text, group in list(by_error.items())[:shown]:
+        where = ", ".join(f"{f['instance']}/{f['configuration']} s{f['seed']}" for f in group[:3])
+        more = f" and {len(group) - 3} more" if len(group) > 3 else ""
+        console.print(f"  {where}{more}: {text}", highlight=False, soft_wrap=True)
+    if len(by_error) > shown:
+        console.print(f"  ... and {len(by_error) - shown} other error(s)", highlight=False)
 
 
 @cli.command()

@@ -345,10 +345,47 @@ def score(entries: Sequence[Entry], instances: Sequence[str], runs: Sequence[str
     return Leaderboard(infos, rows, list(runs), reference, notes)
 
 
+def failure_notes(runs: Sequence[RunData], shown: int = 8) -> list[str]:
+    """One note per distinct error of the runs' failed tasks (error, crashed, timeout), naming them."""
+    by_error: dict[str, list[str]] = {}
+    for run in runs:
+        for row in run.rows:
+            if row.get("status") not in ("error", "crashed", "timeout"):
+                continue
+            first = (str(row.get("error") or "").strip().splitlines() or ["(no message)"])[0]
+            by_error.setdefault(f"{row['status']}: {first}", []).append(
+                f"{row['instance']}/{row['configuration']} s{row.get('seed', 0)}")
+    notes = []
+    for text, tasks in list(by_error.items())[:shown]:
+        more = f" and {len(tasks) - 3} more" if len(tasks) > 3 else ""
+        notes.append(f"failed task(s) {', '.join(tasks[:3])}{more}: {text}")
+    if len(by_error) > shown:
+        notes.append(f"... and {len(by_error) - shown} other error(s) (see --format json)")
+    return notes
+
+
+FORBIDDEN_COST = 10**18
+
+
+def fallback_notes(runs: Sequence[RunData]) -> list[str]:
+    """Why a bench row can be worse than ``portfolio solve -b`` with the same backends: bench keeps
+    each configuration's own answer, without the runner's fallback plan (said once, when it shows)."""
+    hit = [f"{row['instance']}/{row['configuration']}" for run in runs for row in run.rows
+           if row.get("fallback") is False and (row.get("status") == "no-solution" or (
+               row.get("cost") is not None and row["cost"] >= FORBIDDEN_COST))]
+    if not hit:
+        return []
+    more = f" and {len(hit) - 3} more" if len(hit) > 3 else ""
+    return [f"{', '.join(hit[:3])}{more}: no plan or a forbidden one. Bench rows are the "
+            f"configurations' own answers; `portfolio solve` with the same backends would also "
+            f"offer the runner's fallback plan (least memory, no forbidden entry)"]
+
+
 def build(run_paths: Sequence[str | Path], reference: Optional[str] = None) -> Leaderboard:
     """Read runs and score them, joined with the contest's teams when ``reference == "contest"``."""
     runs = [load_run(p) for p in run_paths]
     notes = [f"{r.name}: skipped {r.bad_lines} unreadable line(s)" for r in runs if r.bad_lines]
+    notes += failure_notes(runs) + fallback_notes(runs)
     entries = entries_from_runs(runs)
     instances = sorted({name for e in entries for name in e.outcomes})
     if not instances:

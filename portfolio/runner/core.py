@@ -109,10 +109,10 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
         self.presolved: Optional[PlanMapping] = None
         self.presolve_info: Optional[dict] = None
         self.presolve_job: Optional[_Presolve] = None
-        if presolved is not None:
-            self._use_presolved(presolved, None)
         self.ctx = mp.get_context("fork")
         self.shared = SharedBest(self.ctx, problem.num_nodes)
+        if presolved is not None:   # may settle the run at once: the shared best must exist
+            self._use_presolved(presolved, None)
         # The warm start, repaired when needed, is a plan of the run before any backend starts.
         self.warm: Optional[WarmStart] = None
         if options.warm_start is not None:
@@ -121,9 +121,10 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
             self.warm = take_warm_start(problem, options.warm_start,
                                         math.inf if options.deterministic
                                         else repair_seconds(options.time_limit))
+            before = self.best_eval   # a presolve that settled the run keeps its name
             for plan in self.warm.incumbents():
                 self._consider(None, plan, "warm start")
-            if self.best is not None:
+            if self.best is not None and self.best_eval is not before:
                 self.best_backend = WARM_START
         if options.deterministic:
             self._init_exchange(left_out)
