@@ -132,7 +132,7 @@ def test_markdown_csv_json_renderings(two_configs):
     md = render_markdown(board)
     lines = md.splitlines()
     assert lines[0].startswith("| # | configuration | B | G | example | points")
-    assert any(line.startswith("| 2 | slow |") and "**800 ±0% (1.000 ±0.000)**" in line for line in lines)
+    assert any(line.startswith("| 2 | slow |") and "**800 (1.000)**" in line for line in lines)
     assert "missing (0.000)" in md
     rows = list(csv.DictReader(io.StringIO(render_csv(board))))
     assert [r["configuration"] for r in rows] == ["fast", "slow"]
@@ -169,9 +169,11 @@ def test_reference_contest_rows_and_place(tmp_path):
     assert xla.rank is None and xla.kind == "baseline"
     team01 = next(r for r in board.rows if r.label == "team01")
     assert team01.cells[B].points == pytest.approx(532000 / 532843)
-    assert board.rows[0].vs_best_known == pytest.approx(532843 / 532000 + 1.0)
+    # a verified cost below the published best known becomes the best known, said so
+    assert board.rows[0].vs_best_known == pytest.approx(2.0)
     info = board.instance(B)
-    assert info.best_known == 532843 and info.lower_bound == 532843
+    assert info.best_known == 532000 and info.best_known_by == "this report: good"
+    assert info.lower_bound == 532843
     assert board.rows[0].cells[B].gap_lb < 0  # below the (approximate, capped) bound: shown as is
     md = render_markdown(board)
     assert "| 1 | good |" in md and "_team01_" in md and "| base | _XLA_ |" in md
@@ -213,10 +215,16 @@ def test_plot_writes_png_and_svg(two_configs):
     assert res.exit_code == 0, res.output
     plots = two_configs / "plots"
     names = sorted(p.name for p in plots.iterdir())
-    for stem in ("points", "convergence-B", "convergence-G", "convergence-example"):
-        assert f"{stem}.png" in names and f"{stem}.svg" in names
-    assert (plots / "points.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert "<svg" in (plots / "convergence-B.svg").read_text()
+    for stem in ("points", "profile", "convergence-B", "convergence-G", "convergence-example"):
+        assert f"r1-{stem}.png" in names and f"r1-{stem}.svg" in names   # named by the run
+    assert (plots / "r1-points.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "<svg" in (plots / "r1-convergence-B.svg").read_text()
+    before = {p.name: p.stat().st_mtime_ns for p in plots.iterdir()}
+    res = invoke("report", two_configs, "--plot", "--at", "0.5", "--format", "markdown")
+    assert res.exit_code == 0, res.output
+    after = {p.name: p.stat().st_mtime_ns for p in plots.iterdir()}
+    assert all(after[n] == t for n, t in before.items())   # another view never overwrites
+    assert "r1-at0.5-points.png" in after
 
 
 def test_plot_without_matplotlib_is_a_clear_error(two_configs, monkeypatch):

@@ -152,18 +152,34 @@ def resolve_instances(paths: Sequence[Path], time_limit: Optional[float],
     return out
 
 
+def parse_configuration(spec: str) -> tuple[str, tuple[str, ...]]:
+    """One ``--backends`` item: ``greedy`` (one backend), ``mine+greedy+localsearch`` (a set run
+    together as one portfolio, named as written) or ``fast=greedy+localsearch`` (a set with a name)."""
+    label, _, members_text = spec.partition("=") if "=" in spec else (spec, "", spec)
+    label = label.strip()
+    members = tuple(m.strip() for m in members_text.split("+"))
+    if not label or "/" in label or not all(members):
+        raise BenchError(f"bad configuration {spec!r}: use a backend name, a set a+b+c, or NAME=a+b")
+    if len(set(members)) != len(members):
+        raise BenchError(f"configuration {spec!r} names a backend twice")
+    return label, members
+
+
 def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool) -> list[Configuration]:
-    """``backends`` -> one configuration per backend; ``portfolio`` -> all available backends as one."""
+    """``backends`` -> one configuration per item (a backend, or a set ``a+b`` run together, see
+    :func:`parse_configuration`); ``portfolio`` -> all available backends as one."""
     from ..registry import Registry, RegistryError
 
     registry = Registry()
     configs: list[Configuration] = []
-    for name in backends or ():
-        try:
-            registry.get(name)
-        except RegistryError as exc:
-            raise BenchError(str(exc)) from None
-        configs.append(Configuration(name, (name,)))
+    for spec in backends or ():
+        label, members = parse_configuration(spec)
+        for name in members:
+            try:
+                registry.get(name)
+            except RegistryError as exc:
+                raise BenchError(str(exc)) from None
+        configs.append(Configuration(label, members))
     if portfolio:
         names = tuple(b.name for b in registry.select(None))
         if not names:
@@ -174,7 +190,7 @@ def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool) -
     if not configs:
         raise BenchError("nothing to run: pass --backends a,b and/or --portfolio")
     if len({c.name for c in configs}) != len(configs):
-        raise BenchError("a backend is listed twice in --backends")
+        raise BenchError("a configuration is listed twice in --backends")
     return configs
 
 

@@ -1,19 +1,19 @@
-"""``portfolio bench`` (a sweep to runs/NAME/) and ``portfolio report`` (its leaderboard)."""
+"""``portfolio bench``: a sweep to runs/NAME/ (``portfolio report`` renders it: :mod:`.report`)."""
 
 from __future__ import annotations
 
 import sys
 
 import click
-from rich.console import Console
-
 from .app import UserError, cli
-from .common import _emit_json, console
+from .common import console
 
 
 @cli.command()
 @click.argument("instances", nargs=-1, required=True)
-@click.option("--backends", "-b", help="Comma-separated backends, each run alone as its own configuration.")
+@click.option("--backends", "-b",
+              help="Comma-separated configurations: a backend run alone, or a set run together "
+                   "as one portfolio, a+b+c (named as written) or NAME=a+b+c.")
 @click.option("--portfolio", "use_portfolio", is_flag=True,
               help="Run all available backends together as one configuration, 'portfolio'.")
 @click.option("--time-limit", "-t", type=click.FloatRange(min=0, min_open=True),
@@ -91,42 +91,3 @@ def _tell_failures(failures: list[dict], shown: int = 5) -> None:
         console.print(f"  {where}{more}: {text}", highlight=False, soft_wrap=True)
     if len(by_error) > shown:
         console.print(f"  ... and {len(by_error) - shown} other error(s)", highlight=False)
-
-
-@cli.command()
-@click.argument("runs", nargs=-1, required=True, type=click.Path())
-@click.option("--reference", type=click.Choice(["contest"]),
-              help="Add the 2025 contest's teams and XLA as rows (contest instances only).")
-@click.option("--plot", is_flag=True, help="Write convergence and points plots (PNG, SVG) to RUN/plots/.")
-@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv", "json"]), default="table",
-              show_default=True, help="table: rich on stderr; the others on stdout.")
-def report(runs: tuple[str, ...], reference: str | None, plot: bool, fmt: str) -> None:
-    """Leaderboard of bench RUNS (folders or results.jsonl files): costs, contest points, rank.
-
-    Points on each instance are min_cost / cost over the rows compared; the total decides the rank.
-    """
-    from ..report import ReportError, build, plot_runs, render_csv, render_markdown, render_table, to_json
-
-    try:
-        board = build(list(runs), reference)
-        written = plot_runs(list(runs), board) if plot else []
-    except ReportError as exc:
-        raise UserError(str(exc)) from None
-    if fmt == "table":
-        table = render_table(board)
-        out = console
-        if not console.is_terminal:  # a log or a file: the natural width, not 80 columns
-            from rich.measure import Measurement
-
-            wide = console.options.update(width=1000, max_width=1000)
-            natural = Measurement.get(console, wide, table).maximum
-            out = Console(stderr=True, width=max(console.width, natural))
-        out.print(table)
-    elif fmt == "markdown":
-        click.echo(render_markdown(board), nl=False)
-    elif fmt == "csv":
-        click.echo(render_csv(board), nl=False)
-    else:
-        _emit_json(to_json(board))
-    if written:
-        console.print(f"plots: {len(written)} files in {written[0].parent}", highlight=False)

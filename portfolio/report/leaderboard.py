@@ -20,6 +20,7 @@ from typing import Iterable, Mapping, Optional, Sequence
 
 from ..data import contest
 from ..results import read_rows
+from .seeds import bootstrap_interval
 
 RESULTS = "results.jsonl"
 META = "meta.json"
@@ -93,6 +94,8 @@ class Cell:
     cost_mean: Optional[float] = None
     cost_std: Optional[float] = None
     cost_min: Optional[int] = None
+    cost_median: Optional[float] = None   # what the table shows: robust to one bad seed
+    cost_max: Optional[int] = None
     points: float = 0.0
     points_std: Optional[float] = None
     status: str = "missing"
@@ -112,6 +115,8 @@ class Row:
     total_std: Optional[float]
     vs_best_known: Optional[float]
     rank: Optional[int] = None
+    trials: int = 1                                   # seeds x repeats behind the total
+    total_interval: Optional[tuple[float, float]] = None   # 95 % bootstrap over the trials
 
 
 @dataclass
@@ -133,6 +138,11 @@ class Leaderboard:
     runs: list[str]
     reference: Optional[str] = None
     notes: list[str] = field(default_factory=list)
+    run_data: list[RunData] = field(default_factory=list)   # the rows scored (rescored with ``at``)
+    at: Optional[float] = None
+    hidden_teams: int = 0
+    entries: list[Entry] = field(default_factory=list)
+    pairings: list = field(default_factory=list)   # seeds.Pairing
 
     def instance(self, name: str) -> InstanceInfo:
         return next(i for i in self.instances if i.name == name)
@@ -230,10 +240,15 @@ def _cell(outcomes: list[Outcome], min_cost: Optional[int], best_known: Optional
         # exact (an int) when the outcomes agree: costs reach 10**21, past a float's 53 bits
         cell.cost_mean = costs[0] if len(set(costs)) == 1 else sum(costs) / len(costs)
         cell.cost_std = _std([float(c) for c in costs])
-        cell.cost_min = min(costs)
+        cell.cost_min, cell.cost_max = min(costs), max(costs)
+        ordered = sorted(costs)
+        half = len(ordered) // 2   # exact ints: halves of two ints only when they differ
+        cell.cost_median = (ordered[half] if len(ordered) % 2 else
+                            (ordered[half - 1] if ordered[half - 1] == ordered[half]
+                             else (ordered[half - 1] + ordered[half]) / 2))
         cell.is_best = min_cost is not None and cell.cost_min == min_cost
         if lower_bound:
-            cell.gap_lb = (cell.cost_mean - lower_bound) / lower_bound
+            cell.gap_lb = (cell.cost_median - lower_bound) / lower_bound
         own = [_own_gap(o) for o in outcomes]
         own = [g for g in own if g is not None]
         if own:
@@ -288,9 +303,28 @@ def _lower_bounds(entries: Sequence[Entry], instances: Sequence[str], mins: Mapp
                                  f"above the cost {lowest:,} verified in this report")
                     continue
                 if best is None or lb > best:
-                    best, source = int(lb), e.label
+                    proof = (o.row or {}).get("proof")
+                    best, source = int(lb), (f"this report, {proof}" if proof and lowest == lb
+                                             else f"this report: {e.label}")
         out[name] = (best, source)
     return out
+
+
+def _best_known_here(entries: Sequence[Entry], infos: Sequence[InstanceInfo]) -> None:
+    """A verified cost of these runs that beats the published best known becomes the best known,
+    said so: "this report: CONFIG" ("..., proven optimal by X" when the row proved it)."""
+    for info in infos:
+        if info.best_known is None or info.min_cost is None or info.min_cost >= info.best_known:
+            continue
+        found = [(e, o) for e in entries if e.kind == "run" for o in e.outcomes.get(info.name, [])
+                 if o.cost == info.min_cost]
+        if not found:
+            continue
+        proved = [(e, o) for e, o in found if (o.row or {}).get("proof")]
+        entry, outcome = (proved or found)[0]
+        info.best_known = info.min_cost
+        proof = (outcome.row or {}).get("proof")
+        info.best_known_by = f"this report, {proof}" if proof else f"this report: {entry.label}"
 
 
 def _rank(rows: list[Row]) -> None:
@@ -320,6 +354,7 @@ def score(entries: Sequence[Entry], instances: Sequence[str], runs: Sequence[str
             None if bench is None else bench.best_known_cost,
             None if bench is None else bench.best_known_by,
             *bounds[name]))
+    _best_known_here(entries, infos)
     rows = []
     for e in entries:
         cells = {}
@@ -329,7 +364,7 @@ def score(entries: Sequence[Entry], instances: Sequence[str], runs: Sequence[str
         total = sum(c.points for c in cells.values())
         trials = sorted({o.trial for outs in e.outcomes.values() for o in outs if o.trial},
                         key=lambda t: tuple(map(str, t)))
-        total_std = None
+        total_std, interval = None, None
         if len(trials) > 1:
             per_trial = []
             for trial in trials:
@@ -337,9 +372,11 @@ def score(entries: Sequence[Entry], instances: Sequence[str], runs: Sequence[str
                     (o.cost for o in e.outcomes.get(info.name, []) if o.trial == trial), None))
                     for info in infos))
             total_std = _std(per_trial)
+            interval = bootstrap_interval(per_trial)
         known = [c.vs_best_known for c in cells.values() if c.vs_best_known is not None]
         rows.append(Row(e.label, e.kind, e.run, cells, total, total_std,
-                        sum(known) if known else None))
+                        sum(known) if known else None, trials=max(1, len(trials)),
+                        total_interval=interval))
     _rank(rows)
     rows.sort(key=lambda r: (-r.total, r.kind == "baseline", r.label))
     return Leaderboard(infos, rows, list(runs), reference, notes)
@@ -381,9 +418,72 @@ def fallback_notes(runs: Sequence[RunData]) -> list[str]:
             f"offer the runner's fallback plan (least memory, no forbidden entry)"]
 
 
-def build(run_paths: Sequence[str | Path], reference: Optional[str] = None) -> Leaderboard:
-    """Read runs and score them, joined with the contest's teams when ``reference == "contest"``."""
+def _wanted(names: Optional[Sequence[str]], what: str, known: Iterable[str],
+            alias=lambda name: name) -> Optional[set[str]]:
+    """The known names a filter selects (a name, or its alias such as a contest letter)."""
+    if not names:
+        return None
+    known = list(known)
+    chosen = set()
+    for want in names:
+        hits = [k for k in known if want in (k, alias(k))]
+        if not hits:
+            raise ReportError(f"--{what}: no {what[:-1]} {want!r} in these results "
+                              f"(known: {', '.join(sorted(set(map(alias, known))))})")
+        chosen.update(hits)
+    return chosen
+
+
+def _letter(name: str) -> str:
+    bench = contest.match(name)
+    return bench.letter if bench is not None else name
+
+
+def build(run_paths: Sequence[str | Path], reference: Optional[str] = None, *,
+          at: Optional[float] = None, configs: Optional[Sequence[str]] = None,
+          instances: Optional[Sequence[str]] = None, top: Optional[int] = None,
+          pair: Optional[Sequence[str]] = None) -> Leaderboard:
+    """Read runs and score them, joined with the contest's teams when ``reference == "contest"``.
+
+    ``at``: rescore every row as if its limit had been ``at`` seconds (:mod:`.anytime`).
+    ``configs``, ``instances``: keep only these (names, or contest letters), before scoring.
+    ``top``: show only the best ``top`` contest teams (scored against all of them).
+    ``pair``: two configuration labels to count paired wins and losses of (by default the two
+    configurations of a run that has exactly two and several seeds).
+    """
+    from .anytime import rescore_row
+
     runs = [load_run(p) for p in run_paths]
+    keep_i = _wanted(instances, "instances", {r["instance"] for run in runs for r in run.rows}, _letter)
+    keep_c = _wanted(configs, "configs", {r["configuration"] for run in runs for r in run.rows})
+    for run in runs:
+        run.rows = [r for r in run.rows if (keep_i is None or r["instance"] in keep_i)
+                    and (keep_c is None or r["configuration"] in keep_c)]
+        if at is not None:
+            run.rows = [rescore_row(r, at) for r in run.rows]
+    board = _build(runs, reference, run_paths)
+    board.run_data, board.at = runs, at
+    board.pairings = _pairings(board, pair)
+    if at is not None:
+        longer = sorted({r.get("time_limit") for run in runs for r in run.rows
+                         if r.get("rescored_at") is None and r.get("time_limit") is not None
+                         and r["time_limit"] < at})
+        board.notes.insert(0, f"rescored at {at:g} s from the stored incumbent traces"
+                           + (f"; rows with shorter limits ({', '.join(f'{t:g} s' for t in longer)})"
+                              f" keep their final answers" if longer else ""))
+    if top is not None:
+        teams = [r for r in board.rows if r.kind == "team"]
+        hidden = {id(r) for r in sorted(teams, key=lambda r: -r.total)[top:]}
+        board.rows = [r for r in board.rows if id(r) not in hidden]
+        board.hidden_teams = len(hidden)
+        if hidden:
+            board.notes.append(f"{len(hidden)} contest team(s) below the top {top} hidden "
+                               f"(still scored: they set the minimum cost where they were best)")
+    return board
+
+
+def _build(runs: list[RunData], reference: Optional[str],
+           run_paths: Sequence[str | Path]) -> Leaderboard:
     notes = [f"{r.name}: skipped {r.bad_lines} unreadable line(s)" for r in runs if r.bad_lines]
     notes += failure_notes(runs) + fallback_notes(runs)
     entries = entries_from_runs(runs)
@@ -404,4 +504,25 @@ def build(run_paths: Sequence[str | Path], reference: Optional[str] = None) -> L
         entries = entries + contest_entries(instances)
         notes.append("contest rows: each team's final answer in the 2025 contest (on the contest's own machine, "
                      "contest time limits); XLA is a baseline and does not set the minimum")
-    return score(entries, instances, [r.name for r in runs], reference, notes)
+    board = score(entries, instances, [r.name for r in runs], reference, notes)
+    board.entries = list(entries)
+    return board
+
+
+def _pairings(board: Leaderboard, pair: Optional[Sequence[str]]) -> list:
+    from .seeds import paired
+
+    runs = {e.label: e for e in board.entries if e.kind == "run"}
+    if pair:
+        if len(pair) != 2:
+            raise ReportError(f"--pair takes two configurations, A,B; got {','.join(pair)}")
+        missing = [p for p in pair if p not in runs]
+        if missing:
+            raise ReportError(f"--pair: no configuration {missing[0]!r} here "
+                              f"(known: {', '.join(sorted(runs))})")
+        return [paired(runs[pair[0]], runs[pair[1]])]
+    trials = {o.trial for e in runs.values() for outs in e.outcomes.values() for o in outs}
+    if len(runs) == 2 and len(trials) > 1:
+        a, b = (r.label for r in board.rows if r.kind == "run")
+        return [paired(runs[a], runs[b])]
+    return []

@@ -21,33 +21,59 @@ def fmt_cost(cost: Optional[float], short: bool = False) -> str:
     return f"{cost:,}" if isinstance(cost, int) else f"{int(round(cost)):,}"
 
 
+def spread_text(cell: Cell) -> str:
+    """The half-range of a cell's costs over its seeds, in % of the median: readable at any size."""
+    if cell.cost_min is None or cell.cost_max is None or cell.cost_max == cell.cost_min \
+            or not cell.cost_median:
+        return ""
+    half = 100 * (cell.cost_max - cell.cost_min) / 2 / cell.cost_median
+    if half < 0.01:
+        return " ±<0.01%"
+    return f" ±{half:.2f}%" if half < 10 else f" ±{half:,.0f}%"
+
+
 def _cost_text(cell: Cell, short: bool) -> str:
+    """The median cost, its spread over seeds, and how many of them answered."""
     if cell.n_ok == 0:
         return cell.status
-    text = fmt_cost(cell.cost_mean, short)
-    if cell.cost_std is not None and cell.cost_mean:
-        text += f" ±{100 * cell.cost_std / cell.cost_mean:.2g}%"
+    text = fmt_cost(cell.cost_median, short) + spread_text(cell)
     if cell.n_ok < cell.n:
         text += f" ({cell.n_ok}/{cell.n} ok)"
     return text
 
 
 def _points_text(value: float, std: Optional[float]) -> str:
-    return f"{value:.3f}" + ("" if std is None else f" ±{std:.3f}")
+    return f"{value:.3f}" + ("" if std is None or std < 5e-4 else f" ±{std:.3f}")
+
+
+def total_text(row: Row) -> str:
+    """The total points, and its 95 % bootstrap interval over seeds when there are several."""
+    if row.total_interval is None:
+        return f"{row.total:.3f}"
+    lo, hi = row.total_interval
+    return f"{row.total:.3f} [{lo:.2f}, {hi:.2f}]"
 
 
 def _rank_text(row: Row) -> str:
     return "base" if row.rank is None else str(row.rank)
 
 
-def _pct(value: Optional[float]) -> str:
+def pct(value: Optional[float]) -> str:
     """A gap as a percentage; past +1000 % as the cost / bound ratio (forbidden-entry costs)."""
     if value is None:
         return "-"
     if value > 10:
-        mantissa, exponent = f"{1 + value:.2e}".split("e")
+        ratio = 1 + value
+        if ratio < 1e5:
+            return f"x{ratio:,.0f}"
+        mantissa, exponent = f"{ratio:.1e}".split("e")
         return f"x{mantissa}e{int(exponent)}"
+    if abs(value) < 5e-5:
+        return "0.00%" if value == 0 else ("+<0.01%" if value > 0 else "-<0.01%")
     return f"{100 * value:+.2f}%"
+
+
+_pct = pct
 
 
 def render_table(board: Leaderboard):
@@ -58,13 +84,17 @@ def render_table(board: Leaderboard):
 
     has_known = any(i.best_known is not None for i in board.instances)
     title = "leaderboard: " + ", ".join(board.runs)
+    if board.at is not None:
+        title += f", rescored at {board.at:g} s"
     if board.reference:
         title += f"  (with the {board.reference} reference)"
     table = Table(title=title, title_justify="left",
-                  caption="points per instance = min cost / cost (0: no valid answer); "
-                          "cells: mean cost, points", caption_justify="left")
+                  caption="points per instance = min cost / cost (0: no valid answer); cells: "
+                          "median cost ± half its range over seeds, mean points; total: 95 % "
+                          "bootstrap interval over seeds", caption_justify="left")
     table.add_column("#", justify="right")
-    table.add_column("configuration")
+    table.add_column("configuration", no_wrap=True)
+    table.add_column("n", justify="right")
     for info in board.instances:
         table.add_column(info.label, justify="right")
     table.add_column("points", justify="right", style="bold")
@@ -84,7 +114,7 @@ def render_table(board: Leaderboard):
                 cells.append(Text(text, style=style))
         extra = [f"{row.vs_best_known:.3f}" if row.vs_best_known is not None else "-"] if has_known else []
         table.add_row(_rank_text(row), Text(row.label, style="bold" if row.kind == "run" else "dim"),
-                      *cells, _points_text(row.total, row.total_std), *extra)
+                      str(row.trials), *cells, total_text(row), *extra)
     facts = Table(title="instances", title_justify="left")
     for col in ("", "instance", "time limit s", "min cost here", "best known", "lower bound"):
         facts.add_column(col, justify="left" if col in ("", "instance") else "right")
@@ -104,6 +134,7 @@ def render_table(board: Leaderboard):
     if own:
         parts.append(_gap_table("certified gap: (cost - the run's own lower bound) / cost", own,
                                 runs, "gap_own"))
+    parts += [Text(f"paired: {p.text()}") for p in board.pairings]
     parts += [Text(f"note: {n}", style="dim") for n in board.notes]
     return Group(*parts)
 
@@ -137,7 +168,7 @@ def render_markdown(board: Leaderboard) -> str:
         label = row.label if row.kind == "run" else f"_{row.label}_"
         extra = [f"{row.vs_best_known:.3f}" if row.vs_best_known is not None else "-"] if has_known else []
         lines.append("| " + " | ".join([_rank_text(row), label, *cells,
-                                        f"**{_points_text(row.total, row.total_std)}**", *extra]) + " |")
+                                        f"**{total_text(row)}**", *extra]) + " |")
     lines += ["", "Cells: mean cost (contest points = min cost / cost); best per instance in bold.", ""]
     runs = [r for r in board.rows if r.kind == "run"]
     lines.append("| instance | time limit s | best known | lower bound | "
@@ -149,6 +180,8 @@ def render_markdown(board: Leaderboard) -> str:
         gaps = [_pct(r.cells[info.name].gap_lb) for r in runs]
         lines.append(f"| {info.name} | {'-' if info.time_limit is None else f'{info.time_limit:g}'} | "
                      f"{known} | {lb} | " + " | ".join(gaps) + " |")
+    for p in board.pairings:
+        lines += ["", f"Paired: {p.text()}"]
     for note in board.notes:
         lines += ["", f"Note: {note}"]
     return "\n".join(lines) + "\n"
@@ -181,7 +214,8 @@ def to_json(board: Leaderboard) -> dict:
         return {"n": c.n, "ok": c.n_ok, "cost": c.cost_mean if c.n_ok != 1 else c.cost_min,
                 "cost_std": c.cost_std, "cost_min": c.cost_min, "points": c.points,
                 "points_std": c.points_std, "status": c.status, "best": c.is_best, "gap_lb": c.gap_lb,
-                "vs_best_known": c.vs_best_known}
+                "vs_best_known": c.vs_best_known, "cost_median": c.cost_median,
+                "cost_max": c.cost_max}
 
     return {
         "runs": board.runs,
@@ -189,6 +223,10 @@ def to_json(board: Leaderboard) -> dict:
         "instances": [vars(i) for i in board.instances],
         "rows": [{"rank": r.rank, "configuration": r.label, "kind": r.kind, "run": r.run,
                   "points": r.total, "points_std": r.total_std, "vs_best_known": r.vs_best_known,
+                  "n": r.trials,
+                  "points_interval": None if r.total_interval is None else list(r.total_interval),
                   "cells": {name: cell(c) for name, c in r.cells.items()}} for r in board.rows],
+        "at": board.at,
+        "pairings": [vars(p) | {"n": p.n} for p in board.pairings],
         "notes": board.notes,
     }

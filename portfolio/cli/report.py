@@ -1,0 +1,107 @@
+"""``portfolio report``: leaderboards, tidy CSV, anytime rescoring and plots of bench runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from .app import UserError, cli
+from .common import _emit_json, console
+
+VIEWS = ("auto", "wide", "compact")
+
+
+def _names(text: str | None) -> list[str] | None:
+    return [n.strip() for n in text.split(",") if n.strip()] if text else None
+
+
+@cli.command()
+@click.argument("runs", nargs=-1, required=True, type=click.Path())
+@click.option("--reference", type=click.Choice(["contest"]),
+              help="Add the 2025 contest's teams and XLA as rows (contest instances only).")
+@click.option("--at", "at", type=click.FloatRange(min=0, min_open=True), metavar="SECONDS",
+              help="Rescore every row as if its limit had been SECONDS, from its incumbent trace.")
+@click.option("--configs", help="Only these configurations (comma-separated), compared among themselves.")
+@click.option("--instances", help="Only these instances (names or contest letters, comma-separated).")
+@click.option("--top", type=click.IntRange(min=0), metavar="N",
+              help="Show only the N best contest teams (all of them still set the minimum).")
+@click.option("--pair", metavar="A,B", help="Paired wins and losses of configuration A against B.")
+@click.option("--view", type=click.Choice(VIEWS), default="auto", show_default=True,
+              help="wide: configurations down, instances across; compact: turned around, for "
+                   "narrow terminals; auto: compact when the wide table does not fit.")
+@click.option("--csv", "csv_file", type=click.Path(dir_okay=False), metavar="FILE",
+              help="Write the tidy per-task CSV (one row per task) to FILE ('-': stdout).")
+@click.option("--target", type=click.FloatRange(min=1.0), default=1.01, show_default=True,
+              help="The --csv column time_to_target: first time within this factor of the best known.")
+@click.option("--plot", is_flag=True,
+              help="Write convergence, points and profile plots (PNG, SVG) to RUN/plots/.")
+@click.option("--profile", is_flag=True,
+              help="The performance profile over every instance: a table, and its plot in RUN/plots/.")
+@click.option("--format", "fmt", type=click.Choice(["table", "markdown", "csv", "json"]), default="table",
+              show_default=True, help="table: rich on stderr; the others on stdout.")
+def report(runs: tuple[str, ...], reference: str | None, at: float | None, configs: str | None,
+           instances: str | None, top: int | None, pair: str | None, view: str,
+           csv_file: str | None, target: float, plot: bool, profile: bool, fmt: str) -> None:
+    """Leaderboard of bench RUNS (folders or results.jsonl files): costs, contest points, rank.
+
+    Points on each instance are min_cost / cost over the rows compared; the total decides the rank.
+    """
+    from ..report import ReportError, build, plot_runs, render_csv, render_markdown, to_json
+    from ..report.tidy import render_tidy_csv
+
+    if csv_file and csv_file != "-" and Path(csv_file).exists():
+        raise UserError(f"{csv_file}: the file exists; remove it or give another name")
+    try:
+        board = build(list(runs), reference, at=at, configs=_names(configs),
+                      instances=_names(instances), top=top, pair=_names(pair))
+        kinds = ("convergence", "points", "profile") if plot else ("profile",) if profile else ()
+        written = plot_runs(list(runs), board, kinds=kinds) if kinds else []
+    except ReportError as exc:
+        raise UserError(str(exc)) from None
+    if csv_file:
+        text = render_tidy_csv(board, target)
+        if csv_file == "-":
+            click.echo(text, nl=False)
+        else:
+            Path(csv_file).write_text(text, encoding="utf-8")
+            console.print(f"tidy CSV: {text.count(chr(10)) - 1} task rows in {csv_file}", highlight=False)
+    if fmt == "table":
+        _print_table(board, view)
+        if profile or plot:
+            from ..report.profile import profile_of, profile_table
+
+            console.print(profile_table(profile_of(board)))
+    elif fmt == "markdown":
+        click.echo(render_markdown(board), nl=False)
+    elif fmt == "csv" and csv_file != "-":
+        click.echo(render_csv(board), nl=False)
+    elif fmt == "json":
+        _emit_json(to_json(board))
+    if written:
+        console.print(f"plots: {len(written)} files in {written[0].parent}", highlight=False)
+
+
+def _print_table(board, view: str) -> None:
+    """The wide table when it fits (or is asked for), else the compact one; in a log or a file
+    (not a terminal) the wide table at its natural width."""
+    from rich.measure import Measurement
+
+    from ..report import render_table
+    from ..report.compact import render_compact
+
+    wide = render_table(board)
+    if view == "compact":
+        console.print(render_compact(board, console.width))
+        return
+    loose = console.options.update(width=1000, max_width=1000)
+    natural = Measurement.get(console, loose, wide).maximum
+    if view == "wide" or natural <= console.width:
+        out = console if console.is_terminal or natural <= console.width else \
+            Console(stderr=True, width=natural)
+        out.print(wide)
+    elif not console.is_terminal:   # a log: the whole wide table, no wrapping
+        Console(stderr=True, width=natural).print(wide)
+    else:
+        console.print(render_compact(board, console.width))
