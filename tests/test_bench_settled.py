@@ -62,3 +62,34 @@ def test_bench_on_contest_instances(bench_dir, tmp_path, letter, limit):
                  "--name", letter, "--runs-dir", tmp_path, "-q")
     assert res.exit_code == 0, res.output
     _check_rows(tmp_path / letter, 2)
+
+
+def test_report_at_matches_the_mechanics_of_a_shorter_run(tmp_path):
+    """benchmarks/anytime.py's comparison on a short sweep: -t 6 rescored at 2 s against a real
+    -t 2 sweep of the same seeds. Only the mechanics (the same tasks paired, the rescored rows cut
+    at 2 s, never better than the long run's answer), not the quality: the machine is loaded."""
+    import sys
+
+    from portfolio.generate import generate_problem
+    from portfolio.io import write_problem
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    from anytime import compare
+
+    folder = tmp_path / "inst"
+    folder.mkdir()
+    for n, seed in ((80, 1), (150, 2)):
+        write_problem(generate_problem(n, strategies=5, seed=seed), folder / f"g{n}.json.gz")
+    for limit, name in ((6, "long"), (2, "short")):
+        res = invoke("bench", folder, "-b", "ls=greedy+localsearch", "--seeds", "0-1", "-t", limit,
+                     "-j", "2", "--name", name, "--runs-dir", tmp_path, "-q")
+        assert res.exit_code == 0, res.output
+    result = compare(tmp_path / "long", tmp_path / "short", 2.0)
+    assert len(result["pairs"]) == 4
+    for pair in result["pairs"]:
+        assert pair["rescored_limit"] == 2.0 and all(t <= 2.0 for t in pair["rescored_times"])
+        assert pair["real_status"] in ("feasible", "optimal")
+        assert pair["rescored"] is not None and pair["rescored"] >= pair["long"]
+    assert result["lower"] + result["equal"] + result["higher"] == 4
+    shown = invoke("report", tmp_path / "long", "--at", "2", "--format", "json")
+    assert shown.exit_code == 0 and '"at": 2.0' in shown.stdout
