@@ -118,7 +118,8 @@ def test_seeds_median_interval_and_pairing(tmp_path):
 def test_colours_are_stable_and_distinct():
     one = colours(["greedy", "localsearch", "mine"])
     two = colours(["greedy", "r2/greedy", "zeta", "localsearch"])
-    assert one["greedy"] == two["greedy"] == two["r2/greedy"] == colour_of("greedy")
+    assert one["greedy"] == two["greedy"] == colour_of("greedy") == colours(["r2/greedy"])["r2/greedy"]
+    assert two["r2/greedy"] != two["greedy"]   # two runs of it in one picture: told apart
     many = colours([f"c{i}" for i in range(len(PALETTE))])
     assert len(set(many.values())) == len(PALETTE)
     assert not any(c.lower() in ("#d62728", "red", "#ff0000") for c in PALETTE)

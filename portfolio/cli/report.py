@@ -86,22 +86,8 @@ def report(runs: tuple[str, ...], reference: str | None, at: float | None, confi
 def _print_table(board, view: str) -> None:
     """The wide table when it fits (or is asked for), else the compact one; in a log or a file
     (not a terminal) the wide table at its natural width."""
-    from rich.measure import Measurement
+    from ..report.compact import choose_view
 
-    from ..report import render_table
-    from ..report.compact import render_compact
-
-    wide = render_table(board)
-    if view == "compact":
-        console.print(render_compact(board, console.width))
-        return
-    loose = console.options.update(width=1000, max_width=1000)
-    natural = Measurement.get(console, loose, wide).maximum
-    if view == "wide" or natural <= console.width:
-        out = console if console.is_terminal or natural <= console.width else \
-            Console(stderr=True, width=natural)
-        out.print(wide)
-    elif not console.is_terminal:   # a log: the whole wide table, no wrapping
-        Console(stderr=True, width=natural).print(wide)
-    else:
-        console.print(render_compact(board, console.width))
+    renderable, width = choose_view(board, view, console.width, console.is_terminal)
+    out = console if width is None else Console(stderr=True, width=width)
+    out.print(renderable)

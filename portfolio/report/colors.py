@@ -3,7 +3,9 @@
 A colour comes from a hash of the configuration's name (CRC-32, the same in every process, unlike
 Python's ``hash``) into a palette without reds, so that red stays free for nothing and two
 configurations are never two reds side by side; names that land on a taken colour within one
-picture move to the next free one, in the order of their names (stable for the same set).
+picture move to the next free one, in the order of their names (stable for the same set). The
+hash is of the configuration's own name (``run/greedy`` hashes ``greedy``), so a configuration
+keeps its colour from one run's report to another's.
 """
 
 from __future__ import annotations
@@ -29,25 +31,11 @@ def colour_of(label: str) -> str:
 
 
 def colours(labels: Iterable[str]) -> dict[str, str]:
-    """A colour per label: its hashed colour when free in this set, else the next free one.
-
-    Labels that differ only by their run (``r1/greedy``, ``r2/greedy``) share their colour: the
-    same configuration, told apart by line style.
-    """
+    """A colour per label: its hashed colour when free in this set, else the next free one (in the
+    order of the names, so the same set always gets the same colours)."""
     out: dict[str, str] = {}
-    taken: dict[str, str] = {}   # colour -> configuration name holding it
     for label in sorted(set(labels), key=lambda l: (base_name(l), l)):
-        name = base_name(label)
-        held = next((c for c, n in taken.items() if n == name), None)
-        if held is None:
-            start = PALETTE.index(colour_of(label))
-            for step in range(len(PALETTE)):
-                candidate = PALETTE[(start + step) % len(PALETTE)]
-                if candidate not in taken:
-                    held = candidate
-                    break
-            else:
-                held = PALETTE[start]
-            taken[held] = name
-        out[label] = held
+        start = PALETTE.index(colour_of(label))
+        free = [PALETTE[(start + k) % len(PALETTE)] for k in range(len(PALETTE))]
+        out[label] = next((c for c in free if c not in out.values()), free[0])
     return out

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
 INSTANCE_WIDTH = 10
+SHORT_STATUS = {"no answer": "-", "missing": "-", "no-solution": "none", "infeasible": "infeas.",
+                "infeasible-proven": "infeas."}
 
 
 def _header(label: str) -> str:
@@ -57,7 +59,7 @@ def render_compact(board: Leaderboard, width: int) -> "RenderableType":
     if board.at is not None:
         title += f", at {board.at:g} s"
     table = Table(title=title, title_justify="left", caption="points = min cost / cost; total: "
-                  "95 % bootstrap interval over seeds", caption_justify="left", pad_edge=False)
+                  "95 % bootstrap interval over seeds", caption_justify="left")
     table.add_column("instance", no_wrap=True, min_width=3)
     for row in rows:
         table.add_column(_header(row.label), justify="right", no_wrap=True, min_width=5,
@@ -66,7 +68,7 @@ def render_compact(board: Leaderboard, width: int) -> "RenderableType":
         cells = []
         for row in rows:
             cell = row.cells[info.name]
-            text = f"{cell.points:.3f}" if cell.n_ok else cell.status[:7]
+            text = f"{cell.points:.3f}" if cell.n_ok else SHORT_STATUS.get(cell.status, cell.status)
             style = "bold green" if cell.is_best else ("red" if not cell.n_ok and row.kind == "run"
                                                        else "")
             cells.append(Text(text, style=style))
@@ -82,8 +84,7 @@ def render_compact(board: Leaderboard, width: int) -> "RenderableType":
     runs = [r for r in rows if r.kind == "run"]
     bounded = [i for i in board.instances if i.lower_bound]
     if runs and bounded:
-        gaps = Table(title="gap of the median cost to the lower bound", title_justify="left",
-                     pad_edge=False)
+        gaps = Table(title="gap of the median cost to the lower bound", title_justify="left")
         gaps.add_column("instance", no_wrap=True)
         gaps.add_column("lower bound", justify="right", no_wrap=True)
         for row in runs:
@@ -106,3 +107,24 @@ def render_compact(board: Leaderboard, width: int) -> "RenderableType":
     parts += [Text(f"paired: {p.text()}") for p in board.pairings]
     parts += [Text(f"note: {n}", style="dim") for n in board.notes]
     return Group(*parts)
+
+
+def choose_view(board: Leaderboard, view: str, width: int, terminal: bool):
+    """(renderable, width to print it at or None for the console's own): the wide table when it
+    fits ``width`` or is asked for, else the compact one; off a terminal (a log, a file) the wide
+    table at its natural width, unless the compact one is asked for."""
+    from rich.console import Console
+    from rich.measure import Measurement
+
+    from .render import render_table
+
+    wide = render_table(board)
+    if view == "compact":
+        return render_compact(board, width), None
+    probe = Console(width=1000)
+    natural = Measurement.get(probe, probe.options, wide).maximum
+    if natural <= width:
+        return wide, None
+    if view == "wide" or not terminal:
+        return wide, natural
+    return render_compact(board, width), None

@@ -104,6 +104,7 @@ def _convergence(plt, board: Leaderboard, info, rows_by_label: dict[str, list[di
     else:
         fig, ax = plt.subplots(figsize=(7.5, 4.4))
     values: list[float] = []
+    late_values: list[float] = []   # held after a tenth of the limit: what the axis must show
     for label, rows in sorted(mine.items()):
         colour = palette.get(label, "0.4")
         end = max(float(r.get("time_limit") or r.get("elapsed") or 0) for r in rows)
@@ -117,6 +118,7 @@ def _convergence(plt, board: Leaderboard, info, rows_by_label: dict[str, list[di
             ax.fill_between(ts, [_excess(lo[k], ref) for k in keep], [_excess(hi[k], ref) for k in keep],
                             step="post", color=colour, alpha=0.18, lw=0)
         values += ys
+        late_values += [y for t, y in zip(ts, ys) if t >= 0.1 * end]
         bounds = [r["lower_bound"] for r in rows if r.get("lower_bound")]
         if bounds:
             y = _excess(max(bounds), ref)
@@ -137,13 +139,17 @@ def _convergence(plt, board: Leaderboard, info, rows_by_label: dict[str, list[di
             ax.axhline(y, color="0.25", lw=1.3, ls="-.", label=f"2025 contest, 1st place ({y:+.3g} %)")
             values.append(y)
     nonzero = [abs(v) for v in values if v != 0]
-    ax.set_yscale("symlog", linthresh=max(1e-5, min(min(nonzero, default=1.0) / 2, 1.0)))
+    ax.set_yscale("symlog", linthresh=10 ** math.floor(math.log10(
+        max(1e-5, min(min(nonzero, default=1.0) / 2, 1.0)))))
+    settled = [v for v in values if v > 0] or [1.0]   # the top: the plans held late, not the first
+    top = max(sorted(settled)[int(0.8 * (len(settled) - 1))], max(late_values, default=0)) * 4
+    ax.set_ylim(min(min(values, default=0), 0) * 2 - 1e-9, top)
     ax.set_ylabel(f"cost above the {'best known' if info.best_known is not None else 'best here'}, %")
     ax.set_title(f"{info.name}: convergence ({board.runs[0] if len(board.runs) == 1 else 'runs'})")
     ax.set_xlim(left=0)
     if info.time_limit:
         ax.axvline(info.time_limit, color="grey", lw=0.8, ls="--")
-    ax.legend(fontsize="x-small", loc="upper right")
+    ax.legend(fontsize="x-small", loc="best")
     ax.grid(alpha=0.3)
     last = gap_ax if has_gap else ax
     last.set_xlabel("seconds since the task started (loading included)")

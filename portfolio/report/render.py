@@ -128,7 +128,7 @@ def render_table(board: Leaderboard):
     bounded = [i for i in board.instances if i.lower_bound]
     runs = [r for r in board.rows if r.kind == "run"]
     if bounded and runs:
-        parts.append(_gap_table("gap of the mean cost to the lower bound", bounded, runs,
+        parts.append(_gap_table("gap of the median cost to the lower bound", bounded, runs,
                                 "gap_lb"))
     own = [i for i in board.instances if any(r.cells[i.name].gap_own is not None for r in runs)]
     if own:
