@@ -187,6 +187,19 @@ def test_generate_writes_a_file_info_accepts(tmp_path, name):
 
 
 # ------------------------------------------------------------------------------------------ backends
+def test_backends_shows_the_default_set(monkeypatch):
+    # faulty_backends are test_only: listed, never in the default set
+    monkeypatch.setenv("PORTFOLIO_PLUGINS", "faulty_backends")
+    rows = {b["name"]: b for b in json.loads(invoke("backends", "--json").stdout)["backends"]}
+    assert rows["greedy"]["default"] is True and rows["toulbar2"]["default"] is True
+    assert rows["bruteforce"]["default"] is False
+    table = invoke("backends").output
+    lines = {line.split("│")[1].strip(): line for line in table.splitlines()
+             if line.startswith("│") and line.split("│")[1].strip()}
+    assert lines["greedy"].split("│")[4].strip() == "yes"
+    assert lines["bruteforce"].split("│")[4].strip() == "no"
+
+
 def test_backends_verbose_shows_where_each_backend_was_loaded_from():
     """A stale non-editable copy of plugins/ would show up here as a path outside the checkout."""
     import portfolio_plugins.greedy
