@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -184,6 +185,22 @@ def test_generate_writes_a_file_info_accepts(tmp_path, name):
     assert result.exit_code == 2
     assert "--force" in result.stderr
     assert out.read_bytes() == before
+
+
+def test_debug_prints_a_raising_backends_traceback(monkeypatch):
+    tests = str(Path(__file__).resolve().parent)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv("PORTFOLIO_PLUGINS", "faulty_backends")
+    args = ("solve", "--backends", "raises,enumerate", "-t", "3", "--no-exhaustive")
+    plain = run_script("portfolio", *args, "--json")
+    doc = json.loads(plain.stdout)
+    row = next(b for b in doc["backends"] if b["backend"] == "raises")
+    assert row["note"] == "exception: RuntimeError: boom in solve"
+    assert "faulty_backends.py" in row["traceback"] and "Traceback" not in plain.stderr
+    debug = run_script("portfolio", *args, "--debug")
+    assert debug.returncode == 0, debug.stderr
+    assert "traceback of raises" in debug.stderr
+    assert 'raise RuntimeError("boom in solve")' in debug.stderr
 
 
 # ------------------------------------------------------------------------------------------ backends
