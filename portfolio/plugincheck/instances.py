@@ -50,9 +50,9 @@ def data_path(name: str) -> Path:
 
 
 def _load(name: str) -> Problem:
-    from ..api.inputs import load
+    from ..io import load_problem
 
-    return load(data_path(name))
+    return load_problem(data_path(name))
 
 
 def _enumerated(name: str, problem: Problem, what: str) -> CheckInstance:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING, Iterator
+from typing import Any, Iterator
 
 from rich.console import Console, Group, RenderableType
 from rich.markup import escape
@@ -13,11 +13,8 @@ from rich.text import Text
 
 from .checks import CHECKS
 
-if TYPE_CHECKING:
-    from . import BackendReport, CheckReport
 
-
-def _runs_table(entry: "BackendReport") -> Table:
+def _runs_table(entry: Any) -> Table:
     table = Table(title=f"{entry.name}: runs" + (f" ({entry.package})" if entry.package else ""),
                   title_justify="left")
     for col in ("instance", "status", "best cost", "reference", "ended", "note"):
@@ -30,7 +27,7 @@ def _runs_table(entry: "BackendReport") -> Table:
     return table
 
 
-def _checks_table(entry: "BackendReport") -> Table:
+def _checks_table(entry: Any) -> Table:
     table = Table(title=f"{entry.name}: checks", title_justify="left")
     table.add_column("check")
     names = [o.instance.name for o in entry.outcomes]
@@ -50,7 +47,7 @@ def _checks_table(entry: "BackendReport") -> Table:
     return table
 
 
-def renderables(report: "CheckReport") -> Iterator[RenderableType]:
+def renderables(report: Any) -> Iterator[RenderableType]:
     """Everything ``portfolio check-plugin`` prints, in order."""
     for b in report.registration:
         yield Text(f"registration: {b.detail}", style="red", overflow="fold")
@@ -71,7 +68,7 @@ def renderables(report: "CheckReport") -> Iterator[RenderableType]:
                    + ("" if report.backends else "; no backend could be checked"), style="red")
 
 
-def render_text(report: "CheckReport", width: int = 120) -> str:
+def render_text(report: Any, width: int = 120) -> str:
     """The same as plain text."""
     out = io.StringIO()
     console = Console(file=out, width=width, color_system=None, force_terminal=False)
