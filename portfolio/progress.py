@@ -110,6 +110,16 @@ NARROW = 125
 the table as lines of their own, so that it fits an 80-column terminal with every number whole."""
 
 
+def settled_hint(reason: str) -> str:
+    """How to make the backends run on an instance the runner settled itself (a plugin author's
+    smoke test on the bundled example), for the line that says none started."""
+    if "enumeration" in reason:
+        return "; to run them anyway: --no-exhaustive"
+    if "presolve" in reason:
+        return "; to run them anyway: --no-presolve"
+    return ""
+
+
 class FinalTable:
     """A rich renderable: :func:`build_final_table` at the width of the console it is printed on."""
 
@@ -122,7 +132,8 @@ class FinalTable:
         if self.result.stopped_early and runs and all(r.status is Status.PENDING for r in runs):
             # settled by the runner before any backend started (a tiny instance enumerated)
             yield Text(f"backends: none started ({', '.join(sorted(r.name for r in runs))}); "
-                       f"the runner settled the instance first", overflow="fold")
+                       f"the runner settled the instance first"
+                       + settled_hint(self.result.stopped_early), overflow="fold")
             return
         yield build_final_table(self.result, options.max_width)
         if narrow:

@@ -285,7 +285,7 @@ def test_an_unknown_backend_is_named(bundled_example):
     (dict(workers=0), "workers: expected a positive integer"),
     (dict(memory_limit="4G"), "memory_limit: expected bytes"),
     (dict(warm_start=[0, 1]), "solution has 2 entries but the problem has 8 nodes"),
-    (dict(backends=[1]), "backends: expected names"),
+    (dict(backends=[1]), "neither a backend name nor a backend object"),
     (dict(problem="/nonexistent/problem.json"), "/nonexistent/problem.json: no such file"),
 ])
 def test_bad_options_raise_the_one_type(bundled_example, kwargs, message):
@@ -303,3 +303,16 @@ def test_the_example_on_the_page_runs(tmp_path):
                           timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "305 True" in proc.stdout
+
+
+def test_solve_runs_a_backend_object_that_is_not_installed(monkeypatch):
+    # docs/api.md: a plugin's backend, not installed, is run by passing the object
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "plugins" / "example-plugin"))
+    from portfolio_example_plugin import ExampleBackend
+
+    result = portfolio.solve(portfolio.example_path(), time_limit=3, exhaustive=False,
+                             backends=[ExampleBackend(), "minusage"])
+    assert result.feasible and result.cost == 305
+    assert {"example", "minusage"} <= set(result.run.runs)
+    with pytest.raises(portfolio.ProblemError, match="neither a backend name nor a backend object"):
+        portfolio.solve(portfolio.example_path(), time_limit=3, backends=[object()])

@@ -21,8 +21,8 @@ FLOORS = {
     "kernels": 4, "runner": 4,
     "exact": 5, "bench": 5, "progress": 5, "adapters": 5,
     "distributed": 6, "toulbar2": 6,
-    "api": 7, "plugins": 7,
-    "cli": 8,
+    "api": 7, "plugins": 7, "plugincheck": 7,
+    "cli": 8, "testing": 8,
     "__main__": 9,
 }
 """Floor of each unit (a top-level module or package of ``portfolio``, or ``plugins``)."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -186,7 +187,36 @@ def test_generate_writes_a_file_info_accepts(tmp_path, name):
     assert out.read_bytes() == before
 
 
+def test_debug_prints_a_raising_backends_traceback(monkeypatch):
+    tests = str(Path(__file__).resolve().parent)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")])))
+    monkeypatch.setenv("PORTFOLIO_PLUGINS", "faulty_backends")
+    args = ("solve", "--backends", "raises,enumerate", "-t", "3", "--no-exhaustive")
+    plain = run_script("portfolio", *args, "--json")
+    doc = json.loads(plain.stdout)
+    row = next(b for b in doc["backends"] if b["backend"] == "raises")
+    assert row["note"] == "exception: RuntimeError: boom in solve"
+    assert "faulty_backends.py" in row["traceback"] and "Traceback" not in plain.stderr
+    debug = run_script("portfolio", *args, "--debug")
+    assert debug.returncode == 0, debug.stderr
+    assert "traceback of raises" in debug.stderr
+    assert 'raise RuntimeError("boom in solve")' in debug.stderr
+
+
 # ------------------------------------------------------------------------------------------ backends
+def test_backends_shows_the_default_set(monkeypatch):
+    # faulty_backends are test_only: listed, never in the default set
+    monkeypatch.setenv("PORTFOLIO_PLUGINS", "faulty_backends")
+    rows = {b["name"]: b for b in json.loads(invoke("backends", "--json").stdout)["backends"]}
+    assert rows["greedy"]["default"] is True and rows["toulbar2"]["default"] is True
+    assert rows["bruteforce"]["default"] is False
+    table = invoke("backends").output
+    lines = {line.split("│")[1].strip(): line for line in table.splitlines()
+             if line.startswith("│") and line.split("│")[1].strip()}
+    assert lines["greedy"].split("│")[4].strip() == "yes"
+    assert lines["bruteforce"].split("│")[4].strip() == "no"
+
+
 def test_backends_verbose_shows_where_each_backend_was_loaded_from():
     """A stale non-editable copy of plugins/ would show up here as a path outside the checkout."""
     import portfolio_plugins.greedy

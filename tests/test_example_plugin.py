@@ -106,3 +106,20 @@ def test_installed_package_is_listed_and_solves(tmp_path):
     ev = json.loads(check.stdout)
     assert ev["feasible"] is True and ev["cost"] == doc["cost"]
     assert evaluate(load_problem(bundled_example_path()), doc["solution"]).cost == doc["cost"]
+
+
+def test_the_guides_smoke_test_runs_the_plugin():
+    # docs/plugins.md, section 1: on the bundled example the runner would settle the 8 nodes by
+    # scoring every plan; --no-exhaustive makes the example backend run, and its row says so.
+    env = _env(PLUGIN, PORTFOLIO_PLUGINS="portfolio_example_plugin", COLUMNS="160")
+    proc = _portfolio("solve", "--backends", "example", "-t", "3", "--no-exhaustive", env=env)
+    assert proc.returncode == 0, proc.stderr
+    row = next(line for line in proc.stderr.splitlines() if "example" in line and "rounds" in line)
+    assert "feasible" in row, proc.stderr
+    assert "by example" in proc.stderr
+    assert f"{OPTIMUM}" in proc.stderr
+
+    settled = _portfolio("solve", "--backends", "example", "-t", "3", env=env)
+    assert settled.returncode == 0, settled.stderr
+    assert "none started (example)" in settled.stderr
+    assert "to run them anyway: --no-exhaustive" in settled.stderr

@@ -69,6 +69,17 @@ def test_culprit_row_says_what_went_wrong(faulty_run, name, status, words):
     assert words in run.note
 
 
+def test_an_exception_keeps_its_whole_traceback(faulty_run):
+    # the note shows the last line; the row (and --json) keep every frame, the plugin's included
+    run = faulty_run[0].runs["raises"]
+    assert run.note == "exception: RuntimeError: boom in solve"
+    assert run.traceback.startswith("Traceback (most recent call last):")
+    assert "faulty_backends.py" in run.traceback and "in solve" in run.traceback
+    assert 'raise RuntimeError("boom in solve")' in run.traceback
+    assert run.to_dict()["traceback"] == run.traceback
+    assert faulty_run[0].runs["enumerate"].traceback is None
+
+
 def test_every_kept_plan_was_verified_and_refused_plans_are_not_kept(faulty_run, example):
     result, _ = faulty_run
     kept = [r for r in result.runs.values() if r.best_solution is not None]

@@ -128,6 +128,8 @@ def test_prepare_runs_in_the_worker_and_cannot_delay_the_answer(example, backend
     row = result.runs[backend.name]
     assert row.status is status and words in row.note, row.note
     assert result.cost == OPTIMUM
+    if isinstance(backend, fb.PrepareRaises):  # the whole traceback, for --json and --debug
+        assert "in prepare" in row.traceback and row.traceback.endswith("boom in prepare")
 
 
 def _forbidden_only():

@@ -42,7 +42,7 @@ leave behind (see ``portfolio.runner.contain``), which would reach into a concur
 A second caller waits for the first run to end."""
 
 
-def choose_backends(names: Union[str, Sequence[str], None], time_limit: Optional[float] = None,
+def choose_backends(names: Union[str, Sequence[Any], None], time_limit: Optional[float] = None,
                     warn: Callable[[str], None] = log.warning,
                     deterministic: bool = False) -> list[BackendLike]:
     """The backends to run: the default set (``Registry.select(None)``, as ``portfolio solve``) when
@@ -62,10 +62,10 @@ def choose_backends(names: Union[str, Sequence[str], None], time_limit: Optional
             registry.check_timeout = min(AVAILABLE_TIMEOUT, max(0.5, 0.1 * time_limit))
         if names is None:
             chosen = registry.select(None)
+        elif not isinstance(names, str) and any(not isinstance(n, str) for n in names):
+            chosen = _with_objects(list(names), registry)
         else:
             if not isinstance(names, str):
-                if not all(isinstance(n, str) for n in names):
-                    raise ProblemError(f"backends: expected names (strings), got {list(names)!r}")
                 names = ",".join(names)
             chosen = registry.resolve(parse_backend_list(names, registry))
     except RegistryError as exc:
@@ -74,6 +74,25 @@ def choose_backends(names: Union[str, Sequence[str], None], time_limit: Optional
         raise ProblemError("no backend is available; see `portfolio backends`")
     if deterministic:
         _deterministic_choice(registry, chosen, named=names is not None, warn=warn)
+    return chosen
+
+
+def _with_objects(items: list, registry: Any) -> list[BackendLike]:
+    """``backends`` holding backend objects (a plugin's backend that is not installed, as in its
+    own tests), names among them resolved by the registry, in the given order."""
+    from ..registry import _junk_reason, parse_backend_list
+
+    for item in items:
+        why = "" if isinstance(item, str) else _junk_reason(item)
+        if why:
+            raise ProblemError(f"backends: {why}, neither a backend name nor a backend object")
+    names = [n for n in items if isinstance(n, str)]
+    found = iter(registry.resolve(parse_backend_list(",".join(names), registry)) if names else [])
+    chosen = [next(found) if isinstance(item, str) else item for item in items]
+    seen = [b.name for b in chosen]
+    twice = sorted({n for n in seen if seen.count(n) > 1})
+    if twice:
+        raise ProblemError(f"backends: more than one backend named {', '.join(twice)}")
     return chosen
 
 
@@ -218,7 +237,7 @@ def _cluster(problem: ProblemLike, scheduler: Optional[str], workers: Optional[i
 
 
 def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
-          backends: Union[str, Sequence[str], None] = None, seed: int = 0,
+          backends: Union[str, Sequence[Any], None] = None, seed: int = 0,
           on_improve: Optional[OnImprove] = None, workers: Optional[int] = None,
           presolve: bool = True, exhaustive: bool = True, early_stop: bool = True,
           memory_limit: Union[int, str, None] = "default", warm_start: Optional[PlanLike] = None,
@@ -238,7 +257,8 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
     one (docs/determinism.md); ``plan_hash`` fingerprints the plan.
 
     ``problem``: a path, a :class:`Problem` or a dict in the contest layout. ``backends``: names
-    (a list, or ``"greedy,localsearch"``); None, the CLI's default set. ``on_improve(cost, plan,
+    (a list, or ``"greedy,localsearch"``), backend objects among them (a backend that is not
+    installed); None, the CLI's default set. ``on_improve(cost, plan,
     backend, seconds)`` is called in this thread with each cheaper verified plan (plans, here and in
     the result, in the caller's node order: an XLA request's own, followers included); an exception it
     raises ends the run (every worker is ended) and propagates. ``memory_limit``: bytes per

@@ -8,14 +8,16 @@ is printed at once all the same (`[]` when there is none).
 
 The package: ``app`` (the group, exit codes, one-line errors), ``common`` (what the commands share),
 one module per command or family (``info``, ``evaluate``, ``solve`` with ``iopddl``, ``warmup``,
-``backends``, ``presolve``, ``generate``, ``convert``, ``bench``, ``report``). Importing it registers every
-command on the group; each module imports only light things at load, the heavy ones (runner,
-presolve, registry, numba) inside its command.
+``backends``, ``check_plugin``, ``presolve``, ``generate``, ``convert``, ``bench``, ``report``).
+Importing it registers every command on the group; each module imports only light things at
+load, the heavy ones (runner, presolve, registry, numba) inside its command.
 """
 
 from __future__ import annotations
 
-from . import bench, convert, evaluate, generate, info, presolve, report, warmup  # noqa: F401 -- register the commands
+from . import (  # noqa: F401 -- register the commands
+    bench, check_plugin, convert, evaluate, generate, info, presolve, report, warmup,
+)
 from .app import EXIT_BAD_INPUT, EXIT_NO_SOLUTION, EXIT_OK, UserError, cli
 from .backends import _select_backends
 from .common import bundled_example, console

@@ -48,7 +48,8 @@ def _engines_text(engines: dict) -> str:
               help="Also show the engines each backend runs on, with their versions, and the file "
                    "it was loaded from.")
 def backends_cmd(as_json: bool, verbose: bool) -> None:
-    """List the solver backends this installation knows, and whether each can run here."""
+    """List the solver backends this installation knows, whether each can run here, and whether
+    it is in the default set (what `portfolio solve` runs without --backends)."""
     from ..registry import Registry
 
     registry = Registry()
@@ -59,14 +60,14 @@ def backends_cmd(as_json: bool, verbose: bool) -> None:
         _emit_json({"backends": rows, "warnings": registry.warnings})
         return
     table = Table(title="backends", title_justify="left")
-    for col in ("name", "package", "available", "capabilities", "description") + (
+    for col in ("name", "package", "available", "default", "capabilities", "description") + (
             ("engines", "loaded from") if verbose else ()):
         table.add_column(col, overflow="fold")
     for row in rows:
         # plugin text is shown as written: a hint like "pip install 'pkg[extra]'" is not rich markup
         avail = "[green]yes[/]" if row["available"] else f"[red]no[/]: {escape(row['reason'])}"
         table.add_row(escape(row["name"]), escape(f"{row['package']} {row['version']}".strip()),
-                      avail, ", ".join(row["capabilities"] + (["deterministic"] if row["deterministic"]
+                      avail, "yes" if row["default"] else "[dim]no[/]", ", ".join(row["capabilities"] + (["deterministic"] if row["deterministic"]
                                                               else [])) or "-",
                       escape(row["description"]),
                       *((escape(_engines_text(row["engines"])), escape(str(row["loaded_from"])))

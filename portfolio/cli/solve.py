@@ -117,7 +117,7 @@ def run_solve(problem_path: str | Path, options: RunOptions, backends: str | Non
               output: str | None = None, as_json: bool = False, quiet: bool = False,
               force: bool = False, clock: str = "program", cost_scale: float = 1.0,
               warm_start: str | None = None, previous: str | None = None,
-              node_map: str | None = None) -> int:
+              node_map: str | None = None, debug: bool = False) -> int:
     """Run the portfolio on a problem file and report; returns the exit code.
 
     ``options`` says what the run does (its ``start`` is set here, from ``clock``); with
@@ -128,7 +128,7 @@ def run_solve(problem_path: str | Path, options: RunOptions, backends: str | Non
 
     ``warm_start`` is a plan file the run starts from (with ``previous``, the previous problem's
     file, and/or ``node_map``: a re-solve, the plan mapped onto this problem); an XLA request's
-    ``s_hint`` otherwise.
+    ``s_hint`` otherwise. ``debug``: print the whole traceback of each backend that raised.
 
     SIGINT/SIGTERM end the run at once: the best verified plan is printed as usual and the exit code
     is 128 + the signal's number (130, 143).
@@ -138,7 +138,7 @@ def run_solve(problem_path: str | Path, options: RunOptions, backends: str | Non
     warm = (warm_start, previous, node_map)
     try:
         return _run_solve(problem_path, options, backends, output, as_json, quiet, force, late,
-                          clock, cost_scale, warm)
+                          clock, cost_scale, warm, debug)
     except _Interrupted as stop:
         _on_signals(lambda signum, frame: None)
         console.print(f"[yellow]interrupted[/] ({stop}) before any plan was found", highlight=False)
@@ -155,7 +155,8 @@ def _say(line: str) -> None:
 
 def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | None,
                output: str | None, as_json: bool, quiet: bool, force: bool, late: list[int],
-               clock: str, cost_scale: float, warm_files: tuple = (None, None, None)) -> int:
+               clock: str, cost_scale: float, warm_files: tuple = (None, None, None),
+               debug: bool = False) -> int:
     from ..api import run
     from ..progress import LiveProgress
 
@@ -188,11 +189,25 @@ def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | No
                 result = run(prob, chosen, options, on_update=progress, cluster=session)
         cluster_doc = None if session is None else session.finish(result)
         _on_signals(lambda signum, frame: late.append(signum))  # the answer is printed whatever comes
+        if debug:
+            _print_tracebacks(result)
         return _report(result, problem_path, time_limit, options.seed, output, as_json, quiet, late,
                        prob, load_s, conversion, cluster_doc, warm)
     finally:
         if session is not None:  # the answer is out: end the cluster side before the budget's end
             session.close()
+
+
+def _print_tracebacks(result: Any) -> None:
+    """``--debug``: the whole traceback of every backend that raised (the table shows the last
+    line), on stderr, before the table."""
+    from rich.markup import escape
+
+    for run in result.runs.values():
+        if run.traceback:
+            console.print(f"[red]traceback of {escape(run.name)}[/] ({escape(run.note)}):",
+                          highlight=False, soft_wrap=True)
+            console.print(run.traceback, highlight=False, soft_wrap=True, markup=False)
 
 
 def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
@@ -303,6 +318,8 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
 @click.option("--node-map", metavar="MAP", type=click.Path(),
               help="Re-solve: a JSON list giving, per node of PROBLEM, its node's index in PLAN "
               "(-1: a new node), for problems of different sizes without names.")
+@click.option("--debug", is_flag=True, help="Print the whole traceback of each backend that "
+              "raised (the table shows its last line; --json has it per backend as 'traceback').")
 @deterministic_options
 @cluster_options
 def solve(problem: str | None, time_limit: float | None, backends: str | None,
@@ -310,7 +327,7 @@ def solve(problem: str | None, time_limit: float | None, backends: str | None,
           quiet: bool, no_presolve: bool, no_early_stop: bool, policy: str | None,
           ignore_demand: bool, memory_limit: str | None, clock: str, no_exhaustive: bool,
           cost_scale: float, warm_start: str | None, previous: str | None, node_map: str | None,
-          deterministic: bool, work: int | None, dask_scheduler: str | None,
+          deterministic: bool, work: int | None, debug: bool, dask_scheduler: str | None,
           dask_workers: int | None, dask_problem: str, dask_unreachable: str) -> None:
     """Find the cheapest feasible plan for PROBLEM (default: the bundled example).
 
@@ -354,7 +371,7 @@ def solve(problem: str | None, time_limit: float | None, backends: str | None,
                          deterministic=deterministic, work=work)
     sys.exit(run_solve(problem or bundled_example(), options, backends, output, as_json, quiet,
                        force, clock=clock, cost_scale=cost_scale, warm_start=warm_start,
-                       previous=previous, node_map=node_map))
+                       previous=previous, node_map=node_map, debug=debug))
 
 
 @click.command(cls=_Command, context_settings={"help_option_names": ["-h", "--help"]})

@@ -44,6 +44,26 @@ MEMORY_POLL = 0.2
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 _PARENT_STDOUT: list[object] = []
 
+_STDOUT_SINK: list[str] = []
+"""Where workers started now send their fd 1 instead of stderr (the last path; none: stderr). Set
+in the parent by :func:`worker_stdout_to`, inherited through fork: ``portfolio check-plugin``
+captures what a backend prints on stdout to name it as a breach."""
+
+
+class worker_stdout_to:
+    """Context manager: workers started inside it write their stdout (fd 1, theirs and their
+    children's) to the file ``path`` (appended) instead of stderr."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def __enter__(self) -> "worker_stdout_to":
+        _STDOUT_SINK.append(self.path)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _STDOUT_SINK.remove(self.path)
+
 
 # ------------------------------------------------------------------------------------------ worker side
 def isolate_stdout() -> None:
@@ -54,6 +74,12 @@ def isolate_stdout() -> None:
     """
     _PARENT_STDOUT.append(sys.stdout)
     try:
+        if _STDOUT_SINK:   # captured (portfolio check-plugin): still never the parent's stdout
+            sink = os.open(_STDOUT_SINK[-1], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            os.dup2(sink, 1)
+            os.close(sink)
+            sys.stdout = open(1, "w", closefd=False, buffering=1)
+            return
         os.dup2(2, 1)
     except OSError:
         null = os.open(os.devnull, os.O_WRONLY)

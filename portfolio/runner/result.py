@@ -81,6 +81,9 @@ class BackendRun:
     bounds: list[BoundPoint] = field(default_factory=list)   # in-run bounds, as received
     demand: str = "normal"         # CPU demand the backend declared last ("low": nice 19)
     demand_note: str = ""
+    traceback: Optional[str] = None
+    """The whole traceback of an exception the backend raised in ``solve`` or ``prepare`` (its
+    note shows the last line); ``--json`` has it per backend, ``--debug`` prints it."""
 
     def __post_init__(self) -> None:
         self.backend = self.backend or self.name
@@ -106,6 +109,7 @@ class BackendRun:
             "prepare_seconds": self.prepare_seconds,
             "demand": self.demand,
             "demand_note": self.demand_note,
+            "traceback": self.traceback,
             "claims": [c.to_dict() for c in self.claims],
             "incumbents": [{"time": i.time, "cost": i.cost, "note": i.note} for i in self.incumbents],
             "bounds": [{"time": b.time, "value": b.value, "note": b.note} for b in self.bounds],

@@ -67,7 +67,7 @@ class Supervision:
             run.prepare_seconds, run.phase = round(fields[0], 3), "solve"
             worker.solve_started = time.monotonic()
             if fields[1]:
-                run.note = f"prepare failed: {fields[1]}"
+                run.note, run.traceback = f"prepare failed: {fields[1][0]}", fields[1][1]
             self._release(worker)
         elif (kind in ("point", "held")) != bool(self.options.deterministic) and kind in (
                 "point", "held", "incumbent", "bound"):
@@ -88,7 +88,8 @@ class Supervision:
         elif kind == "demand":
             self._set_demand(worker, fields[0], fields[1])
         elif kind == "error":
-            run.status, run.note = Status.ERROR, f"exception: {fields[0]}"
+            run.status, run.note = Status.ERROR, f"exception: {fields[0][0]}"
+            run.traceback = fields[0][1]
             run.finished = round(self.now(), 4)
             if self.options.deterministic:
                 self._det_end(run.name)

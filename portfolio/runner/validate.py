@@ -25,6 +25,9 @@ MAX_BOUND_BITS = 256
 
 MAX_NOTE = 300
 
+MAX_TRACEBACK = 20_000
+"""Characters of a backend's traceback kept (its end: the innermost frames and the exception)."""
+
 
 class MessageError(ValueError):
     """A message (or a field of it) that cannot be used; the text says what was wrong."""
@@ -46,6 +49,18 @@ def note_text(value: object) -> str:
     text = value if isinstance(value, str) else ("" if value is None else repr(value))
     text = " ".join(text.split())
     return text if len(text) <= MAX_NOTE else text[: MAX_NOTE - 3] + "..."
+
+
+def traceback_text(value: object) -> tuple[str, str]:
+    """(last line, whole text) of a traceback a worker sent: the line for the results table, the
+    text (its last ``MAX_TRACEBACK`` characters) for ``--json`` and ``--debug``."""
+    text = value if isinstance(value, str) else ("" if value is None else repr(value))
+    text = text.strip()
+    lines = text.splitlines()
+    last = note_text(lines[-1]) if lines else "?"
+    if len(text) > MAX_TRACEBACK:
+        text = "...\n" + text[-MAX_TRACEBACK:]
+    return last, text
 
 
 def bound_value(value: object) -> Optional[int]:
@@ -134,8 +149,8 @@ def message(msg: object) -> tuple[str, tuple]:
             raise MessageError(f"demand {note_text(repr(rest[0]))[:40]}: expected one of "
                                f"{', '.join(DEMANDS)}")
         return kind, (rest[0], note_text(rest[1]))
-    if kind == "prepared":
-        return kind, (seconds_value(rest[0]), None if rest[1] is None else note_text(rest[1]))
-    if kind == "error":
-        return kind, (note_text(str(rest[0]).strip().splitlines()[-1] if rest[0] else "?"),)
+    if kind == "prepared":   # (seconds, None or (last line, traceback))
+        return kind, (seconds_value(rest[0]), None if rest[1] is None else traceback_text(rest[1]))
+    if kind == "error":      # ((last line, traceback),)
+        return kind, (traceback_text(rest[0]),)
     return kind, rest

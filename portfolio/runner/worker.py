@@ -5,7 +5,8 @@ A worker sends plain data only, so the parent never unpickles a plugin's objects
 ``("incumbent", seconds_since_start, int64_plan, note)`` for improving plans and
 ``("bound", seconds_since_start, bound, note)`` for improving lower bounds (both throttled),
 ``("demand", "low"|"normal", why)`` when the backend's CPU demand changes, then
-``("done", {"status", "solution", "lower_bound", "note"})`` or ``("error", traceback_text)``.
+``("done", {"status", "solution", "lower_bound", "note"})`` or ``("error", traceback_text)`` (the
+whole traceback: the parent shows its last line and keeps the text, ``BackendRun.traceback``).
 In deterministic mode plans and bounds travel only at exchange points instead
 (``("point", k, plan, note, bound, bound_note)``, then ``("held", ...)`` before the final message:
 :mod:`.points`).
@@ -286,8 +287,8 @@ def worker_main(spec: WorkerSpec, conn: Connection) -> None:
             error = None
             try:
                 spec.backend.prepare()
-            except Exception as exc:  # noqa: BLE001 -- told to the parent; solve may still work
-                error = f"{type(exc).__name__}: {exc}"
+            except Exception:  # noqa: BLE001 -- told to the parent; solve may still work
+                error = traceback.format_exc()
             reporter.send(("prepared", time.perf_counter() - t, error), final=False)
         warm = spec.warm_start
         if spec.shared is not None:
@@ -296,7 +297,7 @@ def worker_main(spec: WorkerSpec, conn: Connection) -> None:
         result = spec.backend.solve(spec.problem, wall_deadline(spec.deadline), spec.seed, warm, reporter)
         reporter.send(("done", _plain_result(result, spec.mapping)))
     except BaseException:  # noqa: BLE001 -- everything goes back to the parent as text
-        reporter.send(("error", traceback.format_exc(limit=8)))
+        reporter.send(("error", traceback.format_exc()))
     finally:
         contain.kill_own_descendants()  # ... and ends with it
         conn.close()

@@ -1,6 +1,8 @@
-"""The ``example`` backend: iterated local search from the min-usage plan.
+"""The ``example`` backend: iterated local search from a safe start.
 
-From the warm start (or the least-memory plan), until the deadline: give each node, in random order,
+From the warm start (or a least-memory plan that avoids forbidden entries, ``safe_plan``: the plain
+least-memory plan, ``problem.min_usage_strategies``, may take forbidden entries, and single-node
+moves often cannot leave them), until the deadline: give each node, in random order,
 its best improving strategy until no single-node move improves; restart from the best plan with a few
 random nodes changed (a "kick"). Moves keep memory within capacity: every reported plan is feasible.
 """
@@ -16,6 +18,7 @@ from portfolio.backend import (Backend, BackendMeta, Capabilities, Reporter, Sol
                                time_left)
 from portfolio.evaluate import delta_cost, evaluate, usage_profile
 from portfolio.problem import FORBIDDEN, Problem
+from portfolio.runner.fallback import safe_plan
 
 
 class _Memory:
@@ -51,7 +54,7 @@ class _Memory:
 
 class ExampleBackend(Backend):
     name = "example"
-    description = "Example plugin: min-usage start, random kicks, improving single-node moves"
+    description = "Example plugin: safe least-memory start, random kicks, improving single-node moves"
     capabilities = Capabilities(anytime=True, warm_start=True, reduced=True)
     meta = BackendMeta(engines=("numpy",))  # what it computes with: its version goes into results
 
@@ -59,9 +62,12 @@ class ExampleBackend(Backend):
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
         stop = time.monotonic() + time_left(deadline)  # the wall clock read once; ours from here
         rng = np.random.default_rng(seed)  # every random choice comes from the seed
-        plan = np.array(problem.min_usage_strategies if warm_start is None else warm_start, np.int64)
+        if warm_start is None:  # least memory, avoiding forbidden entries where it can
+            plan = safe_plan(problem, max(0.05, 0.25 * (stop - time.monotonic())))
+        else:
+            plan = np.array(warm_start, dtype=np.int64)
         if not evaluate(problem, plan).feasible:
-            return SolveResult(Status.NO_SOLUTION, note="the min-usage plan exceeds the capacity")
+            return SolveResult(Status.NO_SOLUTION, note="the start plan exceeds the capacity")
         best, best_cost, rounds = plan.copy(), evaluate(problem, plan).cost, 0
         report(best, "start")
         n, counts = problem.num_nodes, problem.strategy_counts
