@@ -15,7 +15,7 @@ presolve, registry, numba) inside its command.
 
 from __future__ import annotations
 
-from . import bench, convert, evaluate, generate, info, presolve, warmup  # noqa: F401 -- register the commands
+from . import bench, convert, evaluate, generate, info, presolve, tradeoff, warmup  # noqa: F401 -- register the commands
 from .app import EXIT_BAD_INPUT, EXIT_NO_SOLUTION, EXIT_OK, UserError, cli
 from .backends import _select_backends
 from .common import bundled_example, console
