@@ -191,3 +191,17 @@ def test_cli_solve_explains_an_infeasible_limit(tmp_path, bundled_example):
     memory = json.loads(res.stdout)["memory"]
     assert memory["verdict"] == "proven infeasible" and memory["bound"]["value"] > 20
     assert "memory: No plan without forbidden choices fits the limit 20" in res.stderr.replace("\n", " ")
+
+
+def test_a_probe_ends_at_its_first_plan_that_fits(bundled_example):
+    from portfolio.api import load
+    from portfolio.memory.objective import _probe
+
+    problem = load(bundled_example)
+    plan, claim = _probe(problem, 70, choose_backends("greedy,localsearch"),
+                         RunOptions(10, exhaustive=False), 10, None)
+    ev = evaluate(at_budget(problem, 70), plan)
+    assert ev.feasible and not ev.has_forbidden and claim is None
+    plan, claim = _probe(problem, 1, choose_backends("greedy"), RunOptions(3, exhaustive=True),
+                         3, None)
+    assert plan is None
