@@ -55,6 +55,10 @@ TRANSFERS = ("auto", "path", "scatter")
 UNREACHABLE = ("local", "fail")
 """What to do when the scheduler cannot be reached at the start: run here only, or raise."""
 
+OBJECTIVES = ("cost", "peak")
+"""What a solve minimises: the plan's cost under the memory limit, or its peak memory (ties broken
+by cost; :mod:`portfolio.memory.objective`, docs/budgets.md)."""
+
 MemoryLimit = Union[int, str, None]
 """Bytes per backend (everything it starts included), None for no cap, ``"default"`` for a share of
 the RAM (:func:`portfolio.runner.contain.default_memory_limit`)."""
@@ -138,6 +142,10 @@ class RunOptions:
     """Work units of a deterministic run, split among its backends in proportion to their declared
     ``work_share`` (None: ``DEFAULT_WORK``).
     Given, it implies ``deterministic``: a work budget means nothing to a timed run."""
+    objective: str = "cost"
+    """``cost`` (the cheapest plan that fits) or ``peak`` (the plan with the least peak memory,
+    ties broken by cost): read by :func:`portfolio.api.run`, which hands a ``peak`` solve to
+    :func:`portfolio.memory.objective.solve_least_peak` (a search over budgets made of runs)."""
 
     def __post_init__(self) -> None:
         if self.work is not None and self.deterministic is False:
@@ -179,6 +187,13 @@ class RunOptions:
         if self.work is not None and not _positive_int(self.work):
             raise ProblemError(f"work: expected a positive integer number of work units, "
                                f"got {self.work!r}")
+        _choice("objective", self.objective, OBJECTIVES)
+        if self.objective == "peak" and self.deterministic:
+            raise ProblemError("objective: 'peak' is not supported in deterministic mode (its "
+                               "search over budgets is timed); use a timed run")
+        if self.objective == "peak" and self.cluster is not None:
+            raise ProblemError("objective: 'peak' is not supported in a cluster solve "
+                               "(dask_scheduler, dask_workers); run it on one machine")
         if self.deterministic and self.cluster is not None:
             raise ProblemError("deterministic: not supported in a cluster solve (dask_scheduler, "
                                "dask_workers); run it on one machine")

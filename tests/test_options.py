@@ -81,6 +81,10 @@ def test_frozen_and_float_time():
     (dict(deterministic="yes"), "deterministic: expected True or False, got 'yes'"),
     (dict(deterministic=True, cluster=ClusterOptions(workers=2)),
      "deterministic: not supported in a cluster solve"),
+    (dict(objective="memory"), "objective: expected one of cost, peak, got 'memory'"),
+    (dict(objective="peak", deterministic=True), "objective: 'peak' is not supported in deterministic"),
+    (dict(objective="peak", cluster=ClusterOptions(workers=2)),
+     "objective: 'peak' is not supported in a cluster solve"),
 ])
 def test_a_bad_value_names_its_field(fields, message):
     with pytest.raises(ProblemError, match="^" + re.escape(message)):

@@ -4,7 +4,7 @@
 format through ``adapters.formats``, with the map back to the file's node order); ``solving`` runs the portfolio with the CLI's
 defaults and returns a :class:`SolveResult`; ``warm`` reads and checks a warm start (a plan, a
 plan file, an XLA request's ``s_hint``); ``resolving`` maps a previous plan onto a changed problem
-(``resolve``). ``portfolio/__init__.py`` exports these names lazily.
+(``resolve``); ``tradeoff`` solves at a range of memory budgets. ``portfolio/__init__.py`` exports these names lazily.
 Documented in docs/api.md.
 """
 
@@ -13,6 +13,8 @@ from ..io import problem_from_arrays
 from .inputs import ProblemLike, as_problem, example_path, load
 from .resolving import resolve
 from .solving import OnImprove, SolveResult, backends, choose_backends, run, solve
+from .tradeoff import tradeoff
 
 __all__ = ["OnImprove", "ProblemError", "ProblemLike", "SolveResult", "as_problem", "backends",
-           "choose_backends", "example_path", "load", "problem_from_arrays", "resolve", "run", "solve"]
+           "choose_backends", "example_path", "load", "problem_from_arrays", "resolve", "run", "solve",
+           "tradeoff"]

@@ -116,16 +116,31 @@ def _deterministic_choice(registry: Any, chosen: list[BackendLike], named: bool,
 
 def run(problem: Problem, backends: Sequence[BackendLike], options: RunOptions, *,
         on_update: Optional[Callable[[Portfolio], None]] = None,
-        cluster: Optional[ClusterSession] = None) -> PortfolioResult:
+        cluster: Optional[ClusterSession] = None, explain: bool = True) -> PortfolioResult:
     """One portfolio run, on this machine or with a cluster session's shards
     (:func:`portfolio.distributed.session.open_session`): what ``portfolio solve`` and
-    :func:`solve` both call. The caller then ends the session (``finish``, ``close``)."""
+    :func:`solve` both call. The caller then ends the session (``finish``, ``close``).
+
+    ``options.objective == "peak"`` runs the least-peak search instead
+    (:func:`portfolio.memory.objective.solve_least_peak`). With ``explain``, a run that ends
+    without a plan that fits (none, or only plans with forbidden choices) gets ``memory``: why
+    (:func:`portfolio.memory.explain.explain`, docs/budgets.md), computed after the run."""
     from ..runner import run_portfolio
 
+    if options.objective == "peak":
+        from ..memory.objective import solve_least_peak
+
+        return solve_least_peak(problem, backends, options, on_update=on_update)
     if cluster is None:
-        return run_portfolio(problem, backends, options, on_update=on_update)
-    return run_portfolio(problem, backends, cluster.run_options(options),
-                         **cluster.hooks(on_update))
+        result = run_portfolio(problem, backends, options, on_update=on_update)
+    else:
+        result = run_portfolio(problem, backends, cluster.run_options(options),
+                               **cluster.hooks(on_update))
+    if explain and (result.solution is None or result.evaluation.has_forbidden):
+        from ..memory.explain import explain as explain_memory
+
+        result.memory = explain_memory(problem, result, deterministic=options.deterministic)
+    return result
 
 
 @dataclass(frozen=True)
@@ -167,6 +182,11 @@ class SolveResult:
     given``, ``repaired``, ``hint only``), its ``cost`` (None when infeasible) or ``why`` not, the
     ``repair``, ``start_cost``, ``improvement`` and ``improvement_percent`` of the answer on it, and
     for a re-solve the ``mapping``; None without a warm start."""
+    memory: Optional[dict] = field(default=None, repr=False, compare=False)
+    """Memory budgets (docs/budgets.md): when no plan fits, why (``bound``: the certified least
+    peak, ``best``: the least peak of a plan found, with its time and top nodes, ``verdict``:
+    ``proven infeasible`` or ``not found in time``, ``text``); with ``objective="peak"``, the least
+    peak found (``least_peak``), its ``bound``, ``gap`` and ``proven``; None otherwise."""
 
     def to_dict(self) -> dict:
         """A JSON-serialisable summary (with ``engines``: the solver versions that ran), with the
@@ -177,7 +197,8 @@ class SolveResult:
                 "elapsed": round(self.elapsed, 3), "proof": self.proof, "status": self.status,
                 "interrupted": self.interrupted, "plan_hash": self.plan_hash,
                 "deterministic": self.deterministic, "engines": dict(self.run.engines),
-                "warm_start": self.warm_start, "run": self.run.to_dict(), "cluster": self.cluster}
+                "warm_start": self.warm_start, "memory": self.memory, "run": self.run.to_dict(),
+                "cluster": self.cluster}
 
 
 def _summary(result: PortfolioResult, elapsed: float, expand: Callable[[Any], Any],
@@ -194,7 +215,7 @@ def _summary(result: PortfolioResult, elapsed: float, expand: Callable[[Any], An
         winner=result.winner, elapsed=elapsed, proof=result.proof, status=status,
         interrupted=result.interrupted, plan_hash=result.plan_hash,
         deterministic=result.deterministic, run=result, cluster=cluster,
-        warm_start=None if warm is None else warm.describe(result.warm_start))
+        warm_start=None if warm is None else warm.describe(result.warm_start), memory=result.memory)
 
 
 class _Improvements:
@@ -244,7 +265,7 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
           cost_scale: float = 1.0, dask_scheduler: Optional[str] = None,
           dask_workers: Optional[int] = None, dask_problem: str = "auto",
           dask_unreachable: str = "local", deterministic: bool = False,
-          work: Optional[int] = None) -> SolveResult:
+          work: Optional[int] = None, objective: str = "cost") -> SolveResult:
     """Find the cheapest feasible plan for ``problem`` within ``time_limit`` seconds of this call
     (loading included; None: 60 s, or 600 s in deterministic mode), as ``portfolio solve`` does,
     and return it verified.
@@ -267,6 +288,9 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
     ``--json`` result, contest output); an XLA request's own ``s_hint`` when None. The answer is
     never worse than it; one that is forbidden or over the memory limit is repaired first, and
     ``SolveResult.warm_start`` says what became of it. ``cost_scale`` multiplies an XLA request's costs before rounding (docs/api.md, "XLA").
+    ``objective="peak"`` (``--objective peak``) finds the plan with the least peak memory instead,
+    ties broken by cost, whatever the file's limit; ``SolveResult.memory`` gives its peak beside
+    the certified bound (docs/budgets.md). When no plan fits, ``memory`` says why.
     ``dask_scheduler`` (an address) or ``dask_workers`` (a local cluster of N processes) run the
     solve across a Dask cluster as ``--dask-scheduler``/``--dask-workers`` do (docs/distributed.md),
     ``problem`` then being a path; ``dask_problem`` and ``dask_unreachable`` are ``--dask-problem``
@@ -279,7 +303,7 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
                          exhaustive=exhaustive, early_stop=early_stop, memory_limit=memory_limit,
                          cluster=_cluster(problem, dask_scheduler, dask_workers, dask_problem,
                                           dask_unreachable),
-                         deterministic=deterministic, work=work)
+                         deterministic=deterministic, work=work, objective=objective)
     time_limit = options.time_limit
     if on_improve is not None and not callable(on_improve):
         raise ProblemError(f"on_improve: expected a callable, got {type(on_improve).__name__}")

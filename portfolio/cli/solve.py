@@ -117,7 +117,7 @@ def run_solve(problem_path: str | Path, options: RunOptions, backends: str | Non
               output: str | None = None, as_json: bool = False, quiet: bool = False,
               force: bool = False, clock: str = "program", cost_scale: float = 1.0,
               warm_start: str | None = None, previous: str | None = None,
-              node_map: str | None = None, debug: bool = False) -> int:
+              node_map: str | None = None, debug: bool = False, explain: bool = True) -> int:
     """Run the portfolio on a problem file and report; returns the exit code.
 
     ``options`` says what the run does (its ``start`` is set here, from ``clock``); with
@@ -132,13 +132,16 @@ def run_solve(problem_path: str | Path, options: RunOptions, backends: str | Non
 
     SIGINT/SIGTERM end the run at once: the best verified plan is printed as usual and the exit code
     is 128 + the signal's number (130, 143).
+
+    ``explain``: when no plan fits, say why (the memory paragraph on stderr, ``memory`` in --json;
+    docs/budgets.md); ``iopddl`` does not.
     """
     late: list[int] = []
     handlers = _on_signals(_raise_interrupted)
     warm = (warm_start, previous, node_map)
     try:
         return _run_solve(problem_path, options, backends, output, as_json, quiet, force, late,
-                          clock, cost_scale, warm, debug)
+                          clock, cost_scale, warm, debug, explain)
     except _Interrupted as stop:
         _on_signals(lambda signum, frame: None)
         console.print(f"[yellow]interrupted[/] ({stop}) before any plan was found", highlight=False)
@@ -156,7 +159,7 @@ def _say(line: str) -> None:
 def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | None,
                output: str | None, as_json: bool, quiet: bool, force: bool, late: list[int],
                clock: str, cost_scale: float, warm_files: tuple = (None, None, None),
-               debug: bool = False) -> int:
+               debug: bool = False, explain: bool = True) -> int:
     from ..api import run
     from ..progress import LiveProgress
 
@@ -183,10 +186,11 @@ def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | No
             options = replace(options, warm_start=warm.plan)
         conversion = conversion if conversion.in_file_terms else None
         if quiet:
-            result = run(prob, chosen, options, cluster=session)
+            result = run(prob, chosen, options, cluster=session, explain=explain)
         else:
             with LiveProgress(console) as progress:
-                result = run(prob, chosen, options, on_update=progress, cluster=session)
+                result = run(prob, chosen, options, on_update=progress, cluster=session,
+                             explain=explain)
         cluster_doc = None if session is None else session.finish(result)
         _on_signals(lambda signum, frame: late.append(signum))  # the answer is printed whatever comes
         if debug:
@@ -261,6 +265,9 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
                           highlight=False)
         else:
             console.print("[yellow]no feasible plan found[/]")
+        if result.memory is not None:
+            console.print(f"[bold]memory:[/] {result.memory['text']}", highlight=False,
+                          soft_wrap=True)
         if result.warm_start is not None:
             console.print(f"warm start ({warm.source if warm else 'given'}): "
                           f"{report_text(result.warm_start)}", highlight=False, soft_wrap=True)
@@ -320,6 +327,10 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
               "(-1: a new node), for problems of different sizes without names.")
 @click.option("--debug", is_flag=True, help="Print the whole traceback of each backend that "
               "raised (the table shows its last line; --json has it per backend as 'traceback').")
+@click.option("--objective", type=click.Choice(["cost", "peak"]), default="cost",
+              show_default=True, help="cost: the cheapest plan under the memory limit. peak: the "
+              "plan with the least peak memory (ties broken by cost), whatever the limit, with its "
+              "certified lower bound (docs/budgets.md).")
 @deterministic_options
 @cluster_options
 def solve(problem: str | None, time_limit: float | None, backends: str | None,
@@ -327,7 +338,8 @@ def solve(problem: str | None, time_limit: float | None, backends: str | None,
           quiet: bool, no_presolve: bool, no_early_stop: bool, policy: str | None,
           ignore_demand: bool, memory_limit: str | None, clock: str, no_exhaustive: bool,
           cost_scale: float, warm_start: str | None, previous: str | None, node_map: str | None,
-          deterministic: bool, work: int | None, debug: bool, dask_scheduler: str | None,
+          objective: str, deterministic: bool, work: int | None, debug: bool,
+          dask_scheduler: str | None,
           dask_workers: int | None, dask_problem: str, dask_unreachable: str) -> None:
     """Find the cheapest feasible plan for PROBLEM (default: the bundled example).
 
@@ -368,7 +380,7 @@ def solve(problem: str | None, time_limit: float | None, backends: str | None,
                          exhaustive=not no_exhaustive, early_stop=not no_early_stop,
                          policy=policy or DEFAULT_POLICY, memory_limit=cap,
                          honour_demand=not ignore_demand, cluster=cluster,
-                         deterministic=deterministic, work=work)
+                         deterministic=deterministic, work=work, objective=objective)
     sys.exit(run_solve(problem or bundled_example(), options, backends, output, as_json, quiet,
                        force, clock=clock, cost_scale=cost_scale, warm_start=warm_start,
                        previous=previous, node_map=node_map, debug=debug))
@@ -396,7 +408,7 @@ def _iopddl(problem: str, timeout: float, clock: str, no_exhaustive: bool, deter
         cluster = cluster_from(dask_scheduler, dask_workers, dask_problem, dask_unreachable)
         options = RunOptions(timeout, presolve=True, exhaustive=not no_exhaustive, cluster=cluster,
                              deterministic=deterministic, work=work)
-        code = run_solve(problem, options, quiet=True, clock=clock)
+        code = run_solve(problem, options, quiet=True, clock=clock, explain=False)
     except ProblemError as exc:
         raise UserError(str(exc)) from None
     sys.exit(code)

@@ -243,4 +243,44 @@ def plot_runs(run_paths: Sequence[str | Path], board: Leaderboard,
         board.run_data[0].folder if board.run_data else load_run(run_paths[0]).folder) / "plots"
     if not board.run_data:
         board.run_data = [load_run(p) for p in run_paths]
-    return write_plots(board, folder, kinds)
+    written = write_plots(board, folder, kinds)
+    for run in board.run_data:   # a tradeoff run (portfolio tradeoff): its cost curve in its folder
+        if run.meta.get("kind") == "tradeoff" and run.rows:
+            written += write_tradeoff_plot(run.rows, Path(out_dir) if out_dir else run.folder /
+                                           "plots", run.rows[0]["instance"], run.meta.get("limit"))
+    return written
+
+
+def write_tradeoff_plot(rows: Sequence[dict], out_dir: str | Path, title: str,
+                        limit: Optional[int] = None) -> list[Path]:
+    """The cost at each budget of a tradeoff's rows (a step down as the budget grows), its lower
+    bounds dashed, the file's own limit marked; PNG and SVG as ``tradeoff-TITLE``."""
+    plt = _pyplot()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    done = sorted((r for r in rows if r.get("cost") is not None), key=lambda r: r["budget"])
+    if done:
+        budgets = [r["budget"] for r in done]
+        ax.step(budgets, [r["cost"] for r in done], where="post", color="C0", lw=1.4,
+                label="cost of the best plan that fits")
+        ax.plot(budgets, [r["cost"] for r in done], ls="none", marker="o", ms=4, color="C0")
+        costs = [r["cost"] for r in done]
+        if min(costs) > 0 and max(costs) / min(costs) > 20:
+            ax.set_yscale("log")
+        bounded = [r for r in done if r.get("lower_bound") is not None]
+        if bounded:
+            ax.plot([r["budget"] for r in bounded], [r["lower_bound"] for r in bounded], ls="--",
+                    marker=".", color="C1", lw=0.9, label="lower bound")
+    for r in rows:
+        if r.get("status") == "infeasible":
+            ax.axvline(r["budget"], color="tab:red", lw=0.6, ls=":", alpha=0.7)
+    if limit is not None:
+        ax.axvline(limit, color="grey", lw=0.9, ls="--", label=f"the file's limit ({limit:,})")
+    ax.set_xlabel("memory budget")
+    ax.set_ylabel("cost")
+    ax.set_title(f"{title}: cost against memory")
+    ax.legend(fontsize="small")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return _save(plt, fig, out / f"tradeoff-{_safe(title)}")

@@ -149,6 +149,10 @@ class PortfolioResult:
     deterministic one), ``reason`` when it is not (the safety net fired, a worker died, a signal),
     ``work``, ``work_per_backend``, ``exchange``, ``points`` settled, ``left_out`` (backends that
     do not support the mode)."""
+    memory: Optional[dict] = None
+    """Memory budgets (:mod:`portfolio.memory`, docs/budgets.md): why no plan fits (the certified
+    least peak, the best plan's peak, proven or not), or an ``objective="peak"`` run's least peak
+    and its bound; None otherwise. Filled by the caller after the run, never by the runner."""
 
     @property
     def plan_hash(self) -> Optional[str]:
@@ -242,6 +246,7 @@ class PortfolioResult:
             "engines": dict(self.engines),
             "deterministic": self.deterministic,
             "plan_hash": self.plan_hash,
+            "memory": self.memory,
             "evaluation": None if self.evaluation is None else self.evaluation.to_dict(),
             "backends": [run.to_dict() for run in self.runs.values()],
             "incumbents": [{"time": i.time, "cost": i.cost, "backend": i.backend, "note": i.note}

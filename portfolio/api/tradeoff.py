@@ -1,0 +1,75 @@
+"""``portfolio.tradeoff``: the cost of a plan at a range of memory budgets (``portfolio tradeoff``
+as a function), with the CLI's defaults and checks; the rows it returns are the ones ``--json``
+prints. The search itself is :func:`portfolio.memory.tradeoff.run_tradeoff`."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Optional, Sequence, Union
+
+import numpy as np
+
+from ..errors import ProblemError
+from ..options import RunOptions
+from .inputs import ProblemLike, as_conversion
+from .solving import _ONE_RUN, choose_backends
+
+Budgets = Union[str, Sequence[Union[str, int, float]], None]
+
+
+def tradeoff(problem: ProblemLike, *, time_limit: Optional[float] = None, budgets: Budgets = None,
+             points: int = 8, backends: Union[str, Sequence[str], None] = None, seed: int = 0,
+             workers: Optional[int] = None, memory_limit: Union[int, str, None] = "default",
+             cost_scale: float = 1.0, runs_dir: Optional[Union[str, os.PathLike]] = None,
+             name: Optional[str] = None, plot: bool = False, command: Optional[list] = None,
+             on_point: Optional[object] = None) -> dict:
+    """Solve ``problem`` at several memory budgets within ``time_limit`` seconds in all (None: 60)
+    and return the document ``portfolio tradeoff --json`` prints: ``rows`` (``budget``, ``cost``,
+    ``bound``, ``status``, ``plan`` in the caller's node order, ``peak``, ``found_at``,
+    ``own_limit``), ``least_peak_bound``, ``limit`` (docs/budgets.md).
+
+    ``budgets``: absolute integers or fractions of the file's limit (``"0.9,1.0,1.1"``,
+    ``[0.9, 1.0]``, ``"90%"``); None for ``points`` budgets from the least peak found to the peak
+    of the cheapest plan (and the file's limit). With ``runs_dir``, the rows are saved there like a
+    bench run (``name``: its folder, refused when it exists) and ``folder`` names it; ``plot``
+    draws the curve into its ``plots/`` (needs ``runs_dir``). Bad input raises
+    :class:`ProblemError` (one line). ``on_point(point)`` is told each budget's result as it ends.
+    """
+    from ..memory.budgets import parse_budgets
+    from ..memory.tradeoff import run_tradeoff
+
+    start = time.monotonic()
+    options = RunOptions(time_limit, start=start, workers=workers, seed=seed, presolve=True,
+                         exhaustive=True, memory_limit=memory_limit)
+    if isinstance(points, bool) or not isinstance(points, int) or points < 2:
+        raise ProblemError(f"points: expected an integer of at least 2, got {points!r}")
+    if plot and runs_dir is None:
+        raise ProblemError("plot: the curve is drawn into the saved run's folder: give runs_dir")
+    if on_point is not None and not callable(on_point):
+        raise ProblemError(f"on_point: expected a callable, got {type(on_point).__name__}")
+    conversion = as_conversion(problem, float(cost_scale))
+    prob = conversion.problem
+    wanted = None if budgets is None else parse_budgets(budgets, prob.usage_limit)
+    chosen = choose_backends(backends, options.time_limit)
+    with _ONE_RUN:
+        result = run_tradeoff(prob, chosen, options, wanted, points, on_point=on_point)
+    doc = result.to_dict()
+    for row in doc["rows"]:
+        if row["plan"] is not None:
+            row["plan"] = [int(s) for s in conversion.expand(np.asarray(row["plan"]))]
+    if runs_dir is not None:
+        from ..memory.storage import save_tradeoff
+
+        path = str(problem) if isinstance(problem, (str, os.PathLike)) else prob.name
+        folder = save_tradeoff(doc, path, seed, runs_dir, name, command)
+        doc["folder"] = str(folder)
+        if plot:
+            from ..report.plots import write_tradeoff_plot
+            from ..memory.storage import rows_of
+
+            written = write_tradeoff_plot(rows_of(doc, path, seed), Path(folder) / "plots",
+                                          prob.name, doc["limit"])
+            doc["plots"] = [str(p) for p in written]
+    return doc

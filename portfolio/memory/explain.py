@@ -1,0 +1,77 @@
+"""Infeasible, explained: when a run ends with no plan that fits, how far the least peak is from
+the limit, where, and whether that is proven or only what was found in time.
+
+Built on what the run already knows: an infeasibility proof of the runner (its memory check) or an
+exact backend's standing claim (``PortfolioResult.infeasible_proven_by``), to which the certified
+bound (:mod:`.bound`) adds the least peak any plan needs; the best plan found is the least-memory
+plan made forbidden-free by the runner's own repair (:func:`portfolio.runner.fallback.safe_plan`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Optional
+
+import numpy as np
+
+from ..evaluate import evaluate
+from ..problem import Problem
+from .bound import PeakBound, least_peak_bound
+from .budgets import at_budget
+from .peak import peak_report
+
+SAFE_PLAN_SECONDS = 1.0
+"""The repair's share of a timed run's explanation (deterministic mode: run to its end)."""
+
+
+def least_peak_plan(problem: Problem, deterministic: bool = False) -> Optional[np.ndarray]:
+    """The runner's least-memory plan made forbidden-free (no memory limit), or None when the
+    repair leaves a forbidden choice."""
+    from ..runner.fallback import safe_plan
+
+    free = at_budget(problem, None)
+    plan = np.asarray(safe_plan(free, math.inf if deterministic else SAFE_PLAN_SECONDS),
+                      dtype=np.int64)
+    return None if evaluate(free, plan).has_forbidden else plan
+
+
+def explain(problem: Problem, result: Any, deterministic: bool = False,
+            bound: Optional[PeakBound] = None) -> dict:
+    """The ``memory`` document of a run that found no plan that fits (see docs/budgets.md):
+    ``limit``, ``bound`` (the certified least peak), ``best`` (the least peak of the best plan
+    found, with its time and top nodes), ``verdict`` (``proven infeasible`` or ``not found in
+    time``), ``proof`` (why, when proven) and ``text`` (the one paragraph the CLI prints)."""
+    limit = problem.usage_limit
+    bound = least_peak_bound(problem) if bound is None else bound
+    plan = least_peak_plan(problem, deterministic)
+    best = None if plan is None else peak_report(problem, plan)
+    proof = None
+    if bound.value is None:
+        proof = f"no plan without forbidden choices exists ({bound.why})"
+    elif limit is not None and bound.value > limit:
+        proof = "the certified least peak exceeds the limit"
+    elif getattr(result, "infeasible_proven_by", None):
+        proof = f"claimed by {result.infeasible_proven_by}"
+    verdict = "proven infeasible" if proof else "not found in time"
+    doc = {"limit": limit, "bound": bound.to_dict(), "best": None if best is None else best.to_dict(),
+           "verdict": verdict, "proof": proof}
+    doc["text"] = _paragraph(doc, bound, best)
+    return doc
+
+
+def _paragraph(doc: dict, bound: PeakBound, best: Any) -> str:
+    limit = doc["limit"]
+    limit_text = f"the limit {limit:,}" if limit is not None else "the capacity (it varies over time)"
+    parts = [f"No plan without forbidden choices fits {limit_text}: {doc['verdict']}"
+             + (f" ({doc['proof']})." if doc["proof"] else ".")]
+    if bound.value is not None:
+        over = (f", {bound.value - limit:,} above the limit" if limit is not None
+                and bound.value > limit else "")
+        parts.append(f"Every plan peaks at least at {bound.value:,}{over} (certified, "
+                     f"{bound.method}, t={bound.time}).")
+    if best is not None:
+        parts.append(f"The least peak of a plan found: {best.text()}.")
+    if doc["verdict"] == "not found in time" and best is not None and limit is not None \
+            and best.peak <= limit:
+        parts.append("That plan fits: a longer run may find it.")
+    return " ".join(parts)
