@@ -46,7 +46,7 @@ def test_bench_on_an_instance_presolve_settles(contest_example, tmp_path):
 
 
 def test_bench_on_the_bundled_example(bundled_example, tmp_path):
-    res = invoke("bench", bundled_example, "-b", "greedy,localsearch", "-t", 3,
+    res = invoke("bench", bundled_example, "-b", "greedy,localsearch", "-t", 8,
                  "--name", "e", "--runs-dir", tmp_path, "-q")
     assert res.exit_code == 0, res.output
     assert {r["cost"] for r in _check_rows(tmp_path / "e", 2)} == {305}
