@@ -236,7 +236,9 @@ def test_report_shows_the_certified_gap_and_plots_it(tmp_path):
     from portfolio.report import build
 
     run = write_run(tmp_path / "r", [
-        result_row("tiny-x", "with", 1000, lower_bound=950),
+        result_row("tiny-x", "with", 1000, lower_bound=950,
+                   gap_trace=[{"time": 1.0, "cost": 1000, "bound": 900},
+                              {"time": 2.0, "cost": 1000, "bound": 950}]),
         result_row("tiny-x", "with", 1000, seed=1, lower_bound=990),
         result_row("tiny-x", "without", 1200)])
     board = build([run])
@@ -249,7 +251,8 @@ def test_report_shows_the_certified_gap_and_plots_it(tmp_path):
     pytest.importorskip("matplotlib")
     res = invoke("report", run, "--plot")
     assert res.exit_code == 0, res.output
-    assert "certified gap of the plan held" in (run / "plots" / "convergence-tiny-x.svg").read_text()
+    # plots are named by run ("r"); the gap panel is drawn from the rows' gap traces
+    assert "certified gap of the plan held" in (run / "plots" / "r-convergence-tiny-x.svg").read_text()
 
 
 # ------------------------------------------------------------------------------ runner

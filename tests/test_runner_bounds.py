@@ -117,15 +117,15 @@ def test_the_final_table_shows_the_gap_over_time(example):
 
 
 def test_the_report_plots_the_gap_against_the_bound_known_at_each_time():
-    from portfolio.report.plots import _gap_series
+    from portfolio.report.plots import _gap_points
 
     row = {"incumbents": [{"time": 1.0, "cost": 200}, {"time": 5.0, "cost": 120}],
            "gap_trace": [{"time": 1.0, "cost": 200, "bound": None},
                          {"time": 2.0, "cost": 200, "bound": 50},
                          {"time": 5.0, "cost": 120, "bound": 50},
                          {"time": 6.0, "cost": 120, "bound": 100}]}
-    times, gaps = _gap_series(row, 100)
+    times, gaps = _gap_points(row)
     assert times == [2.0, 5.0, 6.0]
     assert gaps == pytest.approx([75.0, 100 * 70 / 120, 100 * 20 / 120])
     old = {"incumbents": row["incumbents"]}           # a row written before gap_trace existed
-    assert _gap_series(old, 100) == ([1.0, 5.0], [50.0, pytest.approx(100 * 20 / 120)])
+    assert _gap_points(old) == ([], [])               # no bound known over time: no gap panel

@@ -24,6 +24,11 @@ SAFE_PLAN_SECONDS = 1.0
 """The repair's share of a timed run's explanation (deterministic mode: run to its end)."""
 
 
+FORBIDDEN_ONLY = "every plan is forbidden"
+"""The verdict when no plan without forbidden choices exists at all: not a memory question, and the
+contest's answer is then a forbidden plan (cost 10**18 and more), not an infeasible run."""
+
+
 def least_peak_plan(problem: Problem, deterministic: bool = False) -> Optional[np.ndarray]:
     """The runner's least-memory plan made forbidden-free (no memory limit), or None when the
     repair leaves a forbidden choice."""
@@ -40,19 +45,21 @@ def explain(problem: Problem, result: Any, deterministic: bool = False,
     """The ``memory`` document of a run that found no plan that fits (see docs/budgets.md):
     ``limit``, ``bound`` (the certified least peak), ``best`` (the least peak of the best plan
     found, with its time and top nodes), ``verdict`` (``proven infeasible`` or ``not found in
-    time``), ``proof`` (why, when proven) and ``text`` (the one paragraph the CLI prints)."""
+    time``, or ``every plan is forbidden`` when no plan avoids
+    forbidden choices at all), ``proof`` (why, when proven) and ``text`` (the one paragraph the CLI prints)."""
     limit = problem.usage_limit
     bound = least_peak_bound(problem) if bound is None else bound
     plan = least_peak_plan(problem, deterministic)
     best = None if plan is None else peak_report(problem, plan)
     proof = None
-    if bound.value is None:
+    if bound.value is None:   # memory is not the cause: every plan takes a forbidden choice
         proof = f"no plan without forbidden choices exists ({bound.why})"
     elif limit is not None and bound.value > limit:
         proof = "the certified least peak exceeds the limit"
     elif getattr(result, "infeasible_proven_by", None):
         proof = f"claimed by {result.infeasible_proven_by}"
-    verdict = "proven infeasible" if proof else "not found in time"
+    verdict = (FORBIDDEN_ONLY if bound.value is None else "proven infeasible" if proof
+               else "not found in time")
     doc = {"limit": limit, "bound": bound.to_dict(), "best": None if best is None else best.to_dict(),
            "verdict": verdict, "proof": proof}
     doc["text"] = _paragraph(doc, bound, best)
@@ -62,6 +69,8 @@ def explain(problem: Problem, result: Any, deterministic: bool = False,
 def _paragraph(doc: dict, bound: PeakBound, best: Any) -> str:
     limit = doc["limit"]
     limit_text = f"the limit {limit:,}" if limit is not None else "the capacity (it varies over time)"
+    if doc["verdict"] == FORBIDDEN_ONLY:
+        return f"Every plan takes a forbidden choice, whatever the memory: {doc['proof']}."
     parts = [f"No plan without forbidden choices fits {limit_text}: {doc['verdict']}"
              + (f" ({doc['proof']})." if doc["proof"] else ".")]
     if bound.value is not None:
