@@ -131,16 +131,33 @@ def run(problem: Problem, backends: Sequence[BackendLike], options: RunOptions, 
         from ..memory.objective import solve_least_peak
 
         return solve_least_peak(problem, backends, options, on_update=on_update)
+    called = time.monotonic()
     if cluster is None:
         result = run_portfolio(problem, backends, options, on_update=on_update)
     else:
         result = run_portfolio(problem, backends, cluster.run_options(options),
                                **cluster.hooks(on_update))
-    if explain and (result.solution is None or result.evaluation.has_forbidden):
+    if explain and (result.solution is None or result.evaluation.has_forbidden) \
+            and _seconds_left(options, called) >= EXPLAIN_SECONDS:
         from ..memory.explain import explain as explain_memory
 
         result.memory = explain_memory(problem, result, deterministic=options.deterministic)
     return result
+
+
+EXPLAIN_SECONDS = 1.0
+"""The explanation of a run without a plan that fits (its bound, its least-memory plan) is computed
+after the run, within the time limit: only when at least this much of it is left, so that the
+answer is never late (``memory`` stays None otherwise; a run that proves infeasibility ends early)."""
+
+
+def _seconds_left(options: RunOptions, called: float) -> float:
+    from ..options import DETERMINISTIC_TIME_LIMIT, TIME_LIMIT
+
+    limit = options.time_limit if options.time_limit is not None else (
+        DETERMINISTIC_TIME_LIMIT if options.deterministic else TIME_LIMIT)
+    start = options.start if options.start is not None else called
+    return start + limit - time.monotonic()
 
 
 @dataclass(frozen=True)
