@@ -199,14 +199,9 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
         out = engine.solve(problem, limit, best.plan, threads, seed,
                            lambda plan: best.offer(plan, engine.name, own=True))
         timings.update({k: float(v) for k, v in out.stats.items() if k.endswith("_s")})
-        best.offer(out.plan, engine.name, own=True)
-        if out.note:
-            notes.append(out.note)
-        if out.status == "optimal" and out.plan is not None:
-            return SolveResult(Status.OPTIMAL, out.plan, lower_bound=out.bound,
-                               note="; ".join(notes), timings=timings)
-        if out.status == "infeasible" and best.plan is None:
-            return SolveResult(Status.NO_SOLUTION, note=out.note, timings=timings)
+        settled = _settled(out, best, engine.name, notes, timings)
+        if settled is not None:
+            return settled
         if out.bound is not None:
             bound = out.bound
     else:
@@ -322,14 +317,9 @@ def solve_deterministic(engine: ExactEngine, problem: Problem, deadline: float, 
             for k, v in out.stats.items():
                 if k.endswith("_s"):
                     timings[k] = round(timings.get(k, 0.0) + float(v), 3)
-            best.offer(out.plan, engine.name, own=True)
-            if out.note:
-                notes.append(out.note)
-            if out.status == "optimal" and out.plan is not None:
-                return SolveResult(Status.OPTIMAL, out.plan, lower_bound=out.bound,
-                                   note="; ".join(notes), timings=timings)
-            if out.status == "infeasible" and best.plan is None:
-                return SolveResult(Status.NO_SOLUTION, note=out.note, timings=timings)
+            settled = _settled(out, best, engine.name, notes, timings)
+            if settled is not None:
+                return settled
             if out.bound is not None:
                 bound = out.bound if bound is None else max(bound, out.bound)
         adopt()
@@ -384,3 +374,17 @@ class ExactBackend(Backend):
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
         return solve_with_engine(self.engine(), problem, deadline, seed, warm_start, report,
                                  lns=self.lns)
+
+
+def _settled(out, best, name: str, notes: list[str], timings: dict) -> Optional[SolveResult]:
+    """Offer a full-model solve's plan and keep its note; the result to return when that solve
+    settled the run (optimal, or infeasible with no plan held), else None. Both modes share it."""
+    best.offer(out.plan, name, own=True)
+    if out.note:
+        notes.append(out.note)
+    if out.status == "optimal" and out.plan is not None:
+        return SolveResult(Status.OPTIMAL, out.plan, lower_bound=out.bound,
+                           note="; ".join(notes), timings=timings)
+    if out.status == "infeasible" and best.plan is None:
+        return SolveResult(Status.NO_SOLUTION, note=out.note, timings=timings)
+    return None
