@@ -137,6 +137,7 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
         "backend_runs": [{"backend": r.name, "status": r.status.value, "best_cost": r.best_cost,
                           "time_to_best": None if r.time_to_best is None else round(r.time_to_best, 4),
                           "lower_bound": r.lower_bound, "note": r.note,
+                          "cpu_seconds": r.cpu_seconds, "demand": r.demand,
                           "source": sources.get(r.name, "")} for r in runs],
         "workers": workers,
         "error": None,
