@@ -11,6 +11,10 @@ rescored cost was lower, equal or higher (a systematic bias shows as a lopsided 
 
     python benchmarks/anytime.py [--instances B,G,K,N,S] [--seeds 0-4] [--long 180] [--short 60]
                                  [--config portfolio] [--name anytime] [--runs-dir runs]
+    python benchmarks/anytime.py --long-run runs/LONG --short-run runs/SHORT --short 60
+
+The second form compares two existing runs (e.g. a ``--contest-timeouts`` sweep, 180-240 s, with a
+60 s sweep of the same instances and seeds) without running anything.
 
 Both sweeps use bench's ``--resume``: rerunning the same command runs only the missing tasks. The
 lead ran ``--long 180 --short 60``; on a loaded 2-core machine the figures are noisy, say so.
@@ -91,14 +95,18 @@ def main() -> None:
     parser.add_argument("--config", default="portfolio")
     parser.add_argument("--name", default="anytime")
     parser.add_argument("--runs-dir", default=str(REPO / "runs"))
+    parser.add_argument("--long-run", default=None,
+                        help="compare this existing run folder (e.g. a --contest-timeouts sweep) ...")
+    parser.add_argument("--short-run", default=None, help="... with this one, without sweeping")
     args = parser.parse_args()
     files = [str(SHARED / f"asplos-2025-iopddl-{x}.json.gz") if len(x) == 1 else x
              for x in args.instances.split(",")]
     runs = Path(args.runs_dir)
-    long_run = runs / f"{args.name}-{args.long:g}s"
-    short_run = runs / f"{args.name}-{args.short:g}s"
-    sweep(files, args.config, args.seeds, args.long, long_run)
-    sweep(files, args.config, args.seeds, args.short, short_run)
+    long_run = Path(args.long_run) if args.long_run else runs / f"{args.name}-{args.long:g}s"
+    short_run = Path(args.short_run) if args.short_run else runs / f"{args.name}-{args.short:g}s"
+    if not (args.long_run and args.short_run):
+        sweep(files, args.config, args.seeds, args.long, long_run)
+        sweep(files, args.config, args.seeds, args.short, short_run)
     result = compare(long_run, short_run, args.short)
     print(f"{'instance':<24} {'n':>2} {'rescored median':>18} {'real median':>16} {'real spread':>14} "
           f"{'diff %':>8}  within noise")
