@@ -1,8 +1,8 @@
 """Variants of the default portfolio side by side, alternated (issue 33's A/B runs).
 
 A variant is ``NAME`` or ``NAME=SPEC`` where SPEC is ``;``-separated items: ``repo:PATH`` (run the
-code of that checkout, through its own ``.venv/bin/python`` when it has one), ``-b:LIST`` (backends,
-comma-separated; default: the default portfolio), or ``ENV=VALUE`` (an environment knob such as
+code of that checkout, through its own ``.venv/bin/python`` when it has one), ``-b:LIST`` (backends
+joined by ``+``; default: the default portfolio), or ``ENV=VALUE`` (an environment knob such as
 ``PORTFOLIO_TOULBAR2_RULE=nodes``). Each run is ``portfolio solve FILE -t LIMIT --seed S --json -q``
 in a fresh process, as a user types it; every variant of one (instance, seed) runs before the next
 seed (alternated), so a drift of the machine spreads over all variants. LIMIT is ``--seconds`` or,
@@ -48,7 +48,7 @@ def parse_variant(text: str) -> tuple[str, dict]:
         if item.startswith("repo:"):
             out["repo"] = Path(item[5:]).resolve()
         elif item.startswith("-b:"):
-            out["backends"] = item[3:]
+            out["backends"] = item[3:].replace("+", ",")
         elif "=" in item:
             key, _, value = item.partition("=")
             out["env"][key] = value
