@@ -468,7 +468,9 @@ def build(run_paths: Sequence[str | Path], reference: Optional[str] = None, *,
         longer = sorted({r.get("time_limit") for run in runs for r in run.rows
                          if r.get("rescored_at") is None and r.get("time_limit") is not None
                          and r["time_limit"] < at})
-        board.notes.insert(0, f"rescored at {at:g} s from the stored incumbent traces"
+        board.notes.insert(0, f"rescored at {at:g} s from the stored incumbent traces: what each "
+                           "run held then, not what a run given that limit would reach (the "
+                           "runner paces its backends by the limit: docs/bench.md)"
                            + (f"; rows with shorter limits ({', '.join(f'{t:g} s' for t in longer)})"
                               f" keep their final answers" if longer else ""))
     if top is not None:
