@@ -241,13 +241,17 @@ class BoundBackend(Backend):
 
 def _price_link(problem: Problem, prep, lb, report: Reporter, t0: float):
     """The engine's link to the run's price board (:class:`portfolio.prices.PriceLink`). The board's
-    coordinates are ``problem``'s time points; the engine's are its kernel view's, the same ones
-    when the kernels' reduction kept the problem as it is (always on the runner's presolved
-    problem, where that reduction has nothing left to do). Otherwise nothing is shared."""
+    coordinates are ``problem``'s time points; the engine's are its kernel view's, mapped by
+    :class:`portfolio.kernels.pricemap.PointMap` (the identity on the runner's presolved problem,
+    where the kernels' reduction has nothing left to do). No map: nothing is shared."""
+    from portfolio.kernels.pricemap import PointMap
     from portfolio.prices import PriceLink, price_key
 
-    same = prep.red.presolved is None and len(prep.rm.base) == len(problem.time_points)
-    return PriceLink(report, price_key(problem) if same else None, lb, take_bound=False, t0=t0)
+    pm = PointMap.of(prep)
+    if pm is None:
+        return PriceLink(report, None, lb, take_bound=False, t0=t0)
+    return PriceLink(report, price_key(problem), lb, take_bound=False, t0=t0,
+                     to_board=pm.to_problem, from_board=pm.from_problem)
 
 
 def _clean_cost(problem: Problem, plan: Optional[np.ndarray]) -> Optional[int]:

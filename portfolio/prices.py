@@ -23,7 +23,7 @@ import hashlib
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Optional, Protocol
+from typing import Any, Callable, Optional, Protocol
 
 import numpy as np
 
@@ -118,8 +118,14 @@ class PriceLink:
     backend, which reports its best as its own claim) only the subgradient goes on from them."""
 
     def __init__(self, report: object, key: Optional[str], engine: Any, take_bound: bool,
-                 t0: float, every: float = PUBLISH_S) -> None:
+                 t0: float, every: float = PUBLISH_S,
+                 to_board: Optional[Callable[[np.ndarray], np.ndarray]] = None,
+                 from_board: Optional[Callable[[np.ndarray], np.ndarray]] = None) -> None:
         self.key, self.engine, self.take_bound, self.t0, self.every = key, engine, take_bound, t0, every
+        self.to_board = to_board or (lambda lam: lam)
+        self.from_board = from_board or (lambda lam: lam)
+        """The engine's prices as the board's (the problem's time points) and back: identity when
+        the engine works on the problem's own time points."""
         self._publish = getattr(report, "publish_prices", None) if key is not None else None
         self._read = getattr(report, "shared_prices", None) if key is not None else None
         self.published: Optional[int] = None
@@ -145,7 +151,8 @@ class PriceLink:
         now = time.monotonic()
         if not force and now - self.last < self.every:
             return False
-        self._publish(self.key, self.engine.best_lam, int(best), f"{self.engine.steps} steps")
+        self._publish(self.key, self.to_board(self.engine.best_lam), int(best),
+                      f"{self.engine.steps} steps")
         self.published, self.last = int(best), now
         self.publications += 1
         return True
@@ -160,7 +167,8 @@ class PriceLink:
             return None
         mine = self.engine.best
         if (mine is None or shared.bound > mine) and (self.taken is None or shared.bound > self.taken):
-            self.engine.adopt(shared.prices, shared.bound if self.take_bound else None)
+            self.engine.adopt(self.from_board(shared.prices),
+                              shared.bound if self.take_bound else None)
             self.taken = shared.bound
             self.adoptions.append((time.monotonic() - self.t0, shared.bound, shared.source))
         return shared.bound

@@ -292,11 +292,55 @@ def test_the_bound_backend_publishes_its_best_certified_prices(board):
     assert got is not None and got.bound == result.lower_bound
     assert "shared prices: published" in result.note
     assert got.prices.max() > 0 and got.source.startswith("60 steps")
-    # on the original problem the kernels' reduced view has time points of its own: not shared
-    original = BoundBackend(max_steps=5, toulbar2=False).solve(
+    # on the original problem the kernels' reduced view has time points of its own: its prices
+    # are mapped onto the problem's (see the next test)
+    original = BoundBackend(max_steps=30, toulbar2=False).solve(
         gen(), time.time() + 60, 0, None, BoardReporter(board, "bound"))
-    assert original.note.endswith("prices not shared")
-    assert board.read(price_key(gen())) is None
+    mapped = board.read(price_key(gen()))
+    assert mapped is not None and mapped.bound == original.lower_bound
+    assert len(mapped.prices) == len(gen().time_points) != len(problem.time_points)
+
+
+def _slack(problem, plan: np.ndarray) -> np.ndarray:
+    """Per time point of ``problem``: the plan's usage there minus the capacity (exact integers)."""
+    lo, hi = problem.interval_point_range
+    rows = np.arange(problem.num_intervals)
+    use = problem.interval_usages[problem.interval_usage_offsets[rows]
+                                  + plan[problem.interval_node[rows]]]
+    diff = np.zeros(len(problem.time_points) + 1, dtype=np.int64)
+    np.add.at(diff, lo, use)
+    np.add.at(diff, hi, -use)
+    return np.cumsum(diff[:-1]) - problem.point_capacity
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_reduced_view_prices_map_onto_the_problems_without_lowering_the_priced_objective(seed):
+    """For expansions of random reduced plans, the priced slack at the mapped prices is at least
+    the reduced view's priced slack (equal where every reduced point is one of the problem's), and
+    the way back then forth returns what it was given."""
+    from portfolio.kernels.engine import prepare
+    from portfolio.kernels.pricemap import PointMap
+
+    problem = generate_problem(400, seed=seed)
+    prep = prepare(problem)
+    pre = prep.red.presolved
+    assert pre is not None                     # the kernels reduce this problem
+    reduced = pre.reduced
+    pm = PointMap.of(prep)
+    rng = np.random.default_rng(seed)
+    limited = reduced.point_capacity < np.iinfo(np.int64).max
+    lam = np.where(limited, rng.integers(0, 4, len(reduced.time_points)), 0).astype(np.float64)
+    big = pm.to_problem(lam)
+    assert len(big) == len(problem.time_points) and (big >= 0).all() and big.sum() == lam.sum()
+    assert np.array_equal(pm.to_problem(pm.from_problem(big)), big)
+    exact = np.isin(pre.time_of[reduced.time_points], problem.time_points).all()
+    for _ in range(5):
+        x = rng.integers(0, reduced.strategy_counts)
+        mine = int(np.dot(lam.astype(np.int64), _slack(reduced, x)))
+        theirs = int(np.dot(big.astype(np.int64), _slack(problem, pre.expand(x))))
+        assert theirs >= mine
+        if exact:
+            assert theirs == mine
 
 
 # ------------------------------------------------------------------------------------------ deadline
