@@ -160,6 +160,27 @@ def test_prices_outlive_the_backend_that_published_them():
     assert result.runs["reads-prices"].note == "after its death: bound 4242, prices [0.5, 1.5]"
 
 
+class PublishesAndReads(PricesThenDies):
+    name = "publishes-and-reads"
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        key = price_key(problem)
+        report.publish_prices(key, np.ones(len(problem.time_points)), 7)
+        return SolveResult(Status.NO_SOLUTION, note=f"read {report.shared_prices(key)!r}")
+
+
+def test_without_a_writable_temp_folder_the_run_shares_nothing_and_still_runs(monkeypatch, tmp_path):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    assert PriceBoard.create() is None
+    result = run_portfolio(two_points(), [PublishesAndReads()], RunOptions(time_limit=4.0))
+    assert result.runs["publishes-and-reads"].note == "read None"
+    monkeypatch.undo()
+    result = run_portfolio(two_points(), [PublishesAndReads()], RunOptions(time_limit=4.0))
+    assert result.runs["publishes-and-reads"].note.startswith("read SharedPrices(")
+
+
 # ------------------------------------------------------------------------------------------ determinism
 class Publishes(PricesThenDies):
     """Deterministic mode: publishes, counts some work, returns."""

@@ -146,7 +146,7 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
         self.adopting = was_subreaper or contain.set_subreaper(True)
         try:
             if not self.options.deterministic:   # prices would arrive when timing says
-                self.price_board = PriceBoard.create()
+                self.price_board = PriceBoard.create()   # None without a writable temp folder
             start_checks(self.backends)
             self._own_checks()
             settled = self._stop_reason()  # e.g. a tiny instance enumerated: no backend is needed

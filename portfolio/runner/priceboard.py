@@ -34,8 +34,13 @@ class PriceBoard:
         self._seen: dict[str, tuple[tuple[int, int, int], Optional[SharedPrices]]] = {}
 
     @classmethod
-    def create(cls) -> "PriceBoard":
-        return cls(tempfile.mkdtemp(prefix="portfolio-prices-"))
+    def create(cls) -> Optional["PriceBoard"]:
+        """A new board in a fresh temporary directory, or None when none can be made (the run
+        then shares no prices: never a reason to fail)."""
+        try:
+            return cls(tempfile.mkdtemp(prefix="portfolio-prices-"))
+        except OSError:
+            return None
 
     def publish(self, writer: str, key: str, prices: object, bound: int, source: str = "") -> bool:
         """Replace ``writer``'s vector with ``prices`` (checked against ``key``) and their certified
