@@ -184,7 +184,7 @@ class BoundBackend(Backend):
         timings = {**prep.timings, "total_s": time.perf_counter() - t0}
         note = (f"{lb.steps} steps" + tb2_note
                 + ("; gap closed: the best plan is optimal" if closed else "")
-                + f"; {link.summary()}")
+                + f"; shared prices: {link.summary()}")
         return SolveResult(Status.NO_SOLUTION, lower_bound=lb.best, note=note, timings=timings)
 
     def _solve_counted(self, problem: Problem, prep, stop: float, seed: int,

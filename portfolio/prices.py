@@ -179,15 +179,15 @@ class PriceLink:
         self.publish(force=True, board_bound=board)
 
     def summary(self) -> str:
-        """For a backend's note: what was published and adopted."""
+        """For a backend's note, short (the runner keeps 300 characters of a note): publications
+        (``out``, with the best bound published) and adoptions (``in``, with the first one's time
+        into the solve, its publisher, and the best bound adopted)."""
         if not self.on:
-            return "prices not shared"
-        parts = [f"published {self.publications}x"
-                 + (f" (best bound {self.published})" if self.published is not None else "")]
-        if self.adoptions:
-            first = self.adoptions[0]
-            parts.append(f"adopted {len(self.adoptions)}x (first {first[0]:.1f} s into the solve, "
-                         f"bound {first[1]} from {first[2]}; last bound {self.adoptions[-1][1]})")
-        else:
-            parts.append("adopted none")
-        return "shared prices: " + ", ".join(parts)
+            return "not shared"
+        out = f"out {self.publications}x" + (f" ({self.published})" if self.publications else "")
+        if not self.adoptions:
+            return out + ", in 0x"
+        first = self.adoptions[0]
+        who = first[2].split(" at ", 1)[0]
+        return (out + f", in {len(self.adoptions)}x from {first[0]:.1f} s ({who}, "
+                f"{max(a[1] for a in self.adoptions)})")

@@ -311,7 +311,7 @@ def test_the_bound_backend_publishes_its_best_certified_prices(board):
         problem, time.time() + 60, 0, None, BoardReporter(board, "bound"))
     got = board.read(price_key(problem))
     assert got is not None and got.bound == result.lower_bound
-    assert "shared prices: published" in result.note
+    assert "shared prices: out " in result.note
     assert got.prices.max() > 0 and got.source.startswith("60 steps")
     # on the original problem the kernels' reduced view has time points of its own: its prices
     # are mapped onto the problem's (see the next test)
@@ -383,5 +383,5 @@ def test_bound_and_toulbar2_share_prices_and_end_on_time(monkeypatch):
     board = next(b for b in seen if b is not None)
     assert not os.path.exists(board.directory)        # the runner deleted it
     notes = {name: run.note for name, run in result.runs.items()}
-    assert "shared prices: published" in notes["bound"], notes
-    assert "shared prices:" in notes["toulbar2"], notes
+    assert "shared prices: out " in notes["bound"], notes
+    assert "shared_prices=out " in notes["toulbar2"], notes

@@ -308,7 +308,7 @@ class PenaltySearch:
         if prices is not None:
             stats["price_steps"] = prices.steps
             if not pace.deterministic:
-                notes.append(prices.link.summary())
+                stats["shared_prices"] = prices.link.summary()
         return _result(best, lower, [f"rule={rule}"] + notes, stats, pace, t0)
 
     def _exact(self, problem: Problem, pace: Any, seed: int, best: Any, report: Reporter,
