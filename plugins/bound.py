@@ -17,6 +17,11 @@ search, in a child killed at its limit) for the rest of the time but a margin; t
 only bounds its local polytope, so this one is often higher, and it is reported the same way when
 it is. ``toulbar2=False`` turns the phase off; without pytoulbar2 it is skipped silently.
 
+**Shared prices** (timed runs): the best prices go to the run's price board
+(:mod:`portfolio.prices`) when the certified bound improved, at most every ``PUBLISH_S``, and once
+at the end; every ``REFRESH_S`` the board is read, and prices another backend certified higher
+become this subgradient's current ones (its own best and its reported bound stay its own).
+
 **Warm start**: its cost (when it is feasible and forbidden-free) is the Polyak step's target from
 the first step, so no greedy plan is built for it, and the bound meeting it proves the warm start
 optimal (the run then ends). A plan is an upper bound, not prices: the prices themselves start at
@@ -152,7 +157,8 @@ class BoundBackend(Backend):
                     known[0] = c
             return None if known[0] is None else known[0] - offset
 
-        step_s, closed = 0.0, False
+        link = _price_link(problem, prep, lb, report, begin)
+        step_s, closed, looked = 0.0, False, -1.0
         tb2, tb2_note = self._tb2_ready(), ""
         while True:
             if tb2 and time.monotonic() >= begin + self.tb2_share * (stop - begin):
@@ -166,13 +172,19 @@ class BoundBackend(Backend):
             t = time.monotonic()
             lb.step(target())
             report.bound(lb.best)   # each step; the runner keeps the improvements
+            link.publish()          # throttled
+            if t - looked >= REFRESH_S:
+                looked = t
+                link.adopt()
             step_s = time.monotonic() - t
             if known[0] is not None and lb.best is not None and lb.best >= known[0]:
                 closed = True
                 break
+        link.publish(force=True)
         timings = {**prep.timings, "total_s": time.perf_counter() - t0}
         note = (f"{lb.steps} steps" + tb2_note
-                + ("; gap closed: the best plan is optimal" if closed else ""))
+                + ("; gap closed: the best plan is optimal" if closed else "")
+                + f"; shared prices: {link.summary()}")
         return SolveResult(Status.NO_SOLUTION, lower_bound=lb.best, note=note, timings=timings)
 
     def _solve_counted(self, problem: Problem, prep, stop: float, seed: int,
@@ -225,6 +237,21 @@ class BoundBackend(Backend):
                 + ("; stopped by the wall-clock safety net before its work was spent"
                    if safety else ""))
         return SolveResult(Status.NO_SOLUTION, lower_bound=lb.best, note=note, timings=timings)
+
+
+def _price_link(problem: Problem, prep, lb, report: Reporter, t0: float):
+    """The engine's link to the run's price board (:class:`portfolio.prices.PriceLink`). The board's
+    coordinates are ``problem``'s time points; the engine's are its kernel view's, mapped by
+    :class:`portfolio.kernels.pricemap.PointMap` (the identity on the runner's presolved problem,
+    where the kernels' reduction has nothing left to do). No map: nothing is shared."""
+    from portfolio.kernels.pricemap import PointMap
+    from portfolio.prices import PriceLink, price_key
+
+    pm = PointMap.of(prep)
+    if pm is None:
+        return PriceLink(report, None, lb, take_bound=False, t0=t0)
+    return PriceLink(report, price_key(problem), lb, take_bound=False, t0=t0,
+                     to_board=pm.to_problem, from_board=pm.from_problem)
 
 
 def _clean_cost(problem: Problem, plan: Optional[np.ndarray]) -> Optional[int]:

@@ -23,6 +23,7 @@ from typing import Iterable, Optional, Protocol, runtime_checkable
 
 import numpy as np
 
+from .prices import SharedPrices
 from .problem import Problem
 from .work import Work
 
@@ -91,8 +92,8 @@ DEMANDS = (NORMAL, LOW)
 class Reporter(Protocol):
     """What a backend gets as ``report``: call it with each improving plan; ``best``, ``bound`` and
     ``demand`` are part of it too. The runner's reporter and :class:`NullReporter` (for calling
-    ``solve`` directly, in tests) have all four; a reporter of one's own subclasses
-    ``NullReporter``."""
+    ``solve`` directly, in tests) have all four, and the two optional price methods; a reporter of
+    one's own subclasses ``NullReporter``."""
 
     def __call__(self, solution: np.ndarray, note: str = "") -> None: ...
 
@@ -119,6 +120,20 @@ class Reporter(Protocol):
     """Deterministic mode's budget (:mod:`portfolio.work`), None in a timed run: a backend that
     declares ``meta.deterministic`` counts its work through it and reads no clock."""
 
+    # Optional (call them through getattr with a default: a reporter of one's own may lack them):
+    # memory prices shared between backends (:mod:`portfolio.prices`).
+    def publish_prices(self, key: str, prices: np.ndarray, bound: int, note: str = "") -> None:
+        """Offer memory ``prices`` (one per time point of the problem ``key`` names, see
+        :func:`portfolio.prices.price_key`) with the lower bound they certified, in the problem's
+        objective. The runner's board keeps them past this backend's end or crash; a deterministic
+        run shares nothing."""
+        ...
+
+    def shared_prices(self, key: str) -> Optional[SharedPrices]:
+        """The published prices of ``key`` with the highest certified bound (any backend's, this
+        one's too), or None: outside the runner, in deterministic mode, or when none fit."""
+        ...
+
 
 class NullReporter:
     """A reporter for direct calls outside the runner: remembers plans, bounds and demands, shares
@@ -144,6 +159,12 @@ class NullReporter:
 
     work: Optional[Work] = None
     """Set it to a :class:`~portfolio.work.CountingWork` to call a backend in deterministic mode."""
+
+    def publish_prices(self, key: str, prices: np.ndarray, bound: int, note: str = "") -> None:
+        """Shares nothing (see :meth:`Reporter.publish_prices`)."""
+
+    def shared_prices(self, key: str) -> Optional[SharedPrices]:
+        return None
 
 
 DISTRIBUTION = "iopddl-portfolio"

@@ -425,6 +425,26 @@ class LagrangeBound:
         np.maximum(self.lam + step * g, 0.0, out=self.lam)
         return bound
 
+    def adopt(self, lam: np.ndarray, bound: Optional[int] = None) -> None:
+        """Go on from prices ``lam`` found elsewhere (one per time point of this model, >= 0: any
+        such prices are valid, every later step certifies its own bound). With ``bound`` (what
+        they certified there, in the problem's objective) they also become the best prices when
+        it beats ``best``: ``best`` then holds that bound and ``best_msg`` the current messages,
+        which are valid but did not certify it. The step size is kept; the stall count restarts."""
+        lam = np.asarray(lam, dtype=np.float64)
+        if lam.shape != self.lam.shape:
+            raise ValueError(f"{len(lam)} prices for a model of {len(self.lam)} time points")
+        if not np.isfinite(lam).all():
+            raise ValueError("prices must be finite")
+        self.lam = np.maximum(lam, 0.0)
+        self.dir = np.zeros_like(self.lam)
+        self.beta_rule.restart(self.beta_rule.beta, forget_best=True)
+        if bound is not None and (self.best is None or int(bound) > self.best):
+            self.best = int(bound)
+            self.best_lam = self.lam.copy()
+            self.best_msg = self.msg.copy()
+            self.history.append((time.monotonic() - self.t0, self.best))
+
     def settle(self, iters: int = 0) -> tuple[Optional[int], np.ndarray, np.ndarray]:
         """(best certified bound, a copy of the prices that gave it, the TRW-S messages
         that certified it, after ``iters`` more passes when those raise the star bound): what a stronger solver of the priced problem should

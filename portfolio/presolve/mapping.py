@@ -35,9 +35,11 @@ def _gather_tables(tab, toff, kv_old, dom_flat, off_u, off_v, ku, kv, out):
                 o += 1
 
 
-def build(st: State) -> tuple[Problem, np.ndarray, np.ndarray, np.ndarray]:
-    """The reduced problem, its node ids in the original, and the strategy map (CSR): only alive
-    strategies of active nodes remain, renumbered; time is renumbered to the kept segments."""
+def build(st: State) -> tuple[Problem, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The reduced problem, its node ids in the original, the strategy map (CSR), and the time map:
+    only alive strategies of active nodes remain, renumbered; time is renumbered to the kept
+    segments, reduced time ``t`` standing for the original time ``time_of[t]`` (the start of the
+    ``t``-th kept segment)."""
     P = st.P
     nid = np.flatnonzero(st.active).astype(np.int64)
     index = np.full(st.n + 1, -1, dtype=np.int64)
@@ -55,6 +57,8 @@ def build(st: State) -> tuple[Problem, np.ndarray, np.ndarray, np.ndarray]:
     # intervals
     info = st.time_info
     ps = info["ps"] if info is not None and "ps" in info else None
+    time_of = (np.asarray(info["pts"][:-1][info["kept"]], dtype=np.int64) if ps is not None
+               else np.zeros(0, dtype=np.int64))
     J = len(st.iv_owner)
     if J and ps is not None:
         new_start = ps[info["lo"]]
@@ -127,7 +131,7 @@ def build(st: State) -> tuple[Problem, np.ndarray, np.ndarray, np.ndarray]:
         capacity=capacity,
         cost_offset=int(P.cost_offset) + int(st.offset),
     )
-    return reduced, nid, dom_off, dom_flat
+    return reduced, nid, dom_off, dom_flat, time_of
 
 
 
@@ -147,6 +151,10 @@ class Presolved:
     _dom_off: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(1, dtype=np.int64))
     _dom_flat: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, dtype=np.int64))
     _chunks: list = field(repr=False, default_factory=list)
+    time_of: np.ndarray = field(repr=False, default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """Per time of the reduced problem, the original time it stands for: the reduced constraint at
+    ``t`` is the original one at ``time_of[t]`` (same live intervals; the capacity less the usage
+    the reductions fixed), for every plan without a forbidden choice."""
 
     @property
     def offset(self) -> int | None:

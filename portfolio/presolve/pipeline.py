@@ -117,13 +117,13 @@ def presolve(problem: Problem, *, forbidden: bool = True, arc_consistency: bool 
         for key in ("functional", "edge_tables", "single", "memory_free"):
             sw[key] = False
     st = State(problem, sw, counts)
-    reduced, infeasible, rounds, (nid, dom_off, dom_flat) = _run(st, combine, max_rounds)
+    reduced, infeasible, rounds, (nid, dom_off, dom_flat, time_of) = _run(st, combine, max_rounds)
     report["rounds"] = rounds
     report["infeasible"] = infeasible
     report["after"] = _sizes(reduced) if reduced is not None else None
     report["offset"] = None if reduced is None else reduced.cost_offset
     report["seconds"] = round(time.perf_counter() - t0, 3)
-    return Presolved(problem, reduced, infeasible, report, nid, dom_off, dom_flat, st.chunks)
+    return Presolved(problem, reduced, infeasible, report, nid, dom_off, dom_flat, st.chunks, time_of)
 
 
 
@@ -157,10 +157,11 @@ def _run(st: State, combine: bool, max_rounds: int) -> tuple[Problem | None, str
             if not changed:
                 break
         intervals(st)
-        reduced, nid, dom_off, dom_flat = build(st)
-        return reduced, None, rounds, (nid, dom_off, dom_flat)
+        reduced, nid, dom_off, dom_flat, time_of = build(st)
+        return reduced, None, rounds, (nid, dom_off, dom_flat, time_of)
     except Infeasible as exc:
-        empty = (np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        empty = (np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64),
+                 np.zeros(0, dtype=np.int64))
         return None, str(exc), rounds, empty
 
 

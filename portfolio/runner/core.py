@@ -33,6 +33,7 @@ from .demotion import Demotion
 from .exchange import Exchange, deterministic_split
 from .launch import Launching, _Presolve
 from .order import StartOrder, safety_until, start_order
+from .priceboard import PriceBoard
 from .result import BackendRun, PortfolioResult
 from .schedule import Scheduler, core_shares, machine_cores
 from .stopping import StopRules, deadline_plan
@@ -111,6 +112,7 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
         self.presolve_job: Optional[_Presolve] = None
         self.ctx = mp.get_context("fork")
         self.shared = SharedBest(self.ctx, problem.num_nodes)
+        self.price_board: Optional[PriceBoard] = None   # made by run(): a timed run's only
         if presolved is not None:   # may settle the run at once: the shared best must exist
             self._use_presolved(presolved, None)
         # The warm start, repaired when needed, is a plan of the run before any backend starts.
@@ -143,6 +145,8 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
         was_subreaper = contain.is_subreaper()
         self.adopting = was_subreaper or contain.set_subreaper(True)
         try:
+            if not self.options.deterministic:   # prices would arrive when timing says
+                self.price_board = PriceBoard.create()   # None without a writable temp folder
             start_checks(self.backends)
             self._own_checks()
             settled = self._stop_reason()  # e.g. a tiny instance enumerated: no backend is needed
@@ -164,6 +168,8 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
             if self.presolve_job is not None:
                 self._poll_presolve(force=True)
             contain.sweep(f"{os.getpid()}:")  # anything any worker started, whatever happened
+            if self.price_board is not None:   # every worker is gone: nobody writes any more
+                self.price_board.close()
             self._kill_adopted()
             if self.adopting and not was_subreaper:
                 contain.set_subreaper(False)

@@ -97,7 +97,7 @@ class Launching:
             run.note = "presolve not ready: original problem"
         shared = self.shared if backend.capabilities.warm_start else None
         spec = WorkerSpec(backend, problem, self.soft_deadline, run.seed, warm, self.start,
-                          shared, mapping, run.cores)
+                          shared, mapping, run.cores, prices=self.price_board)
         if self.options.deterministic:
             spec.reporter = functools.partial(PointReporter, t0=self.start, board=self.shared,
                                               shared=shared, mapping=mapping, total=self.work_of[run.name])

@@ -23,6 +23,7 @@ from typing import Optional
 
 import numpy as np
 
+from ..prices import SharedPrices
 from ..work import EXCHANGE_UNITS
 from .worker import PipeReporter, PlanMapping, SharedBest, plain_plan, to_hint, _plain_bound
 
@@ -85,6 +86,13 @@ class PointReporter(PipeReporter):
             return
         with self.lock:
             self.held_bound = (_plain_bound(value), str(note))
+
+    def publish_prices(self, key: str, prices: np.ndarray, bound: int, note: str = "") -> None:
+        """Shares nothing: prices arriving when another backend happens to read would make the
+        run depend on timing."""
+
+    def shared_prices(self, key: str) -> Optional[SharedPrices]:
+        return None
 
     def best(self) -> Optional[np.ndarray]:
         """The incumbent of the last point this backend passed (the warm start before the first):

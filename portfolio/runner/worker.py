@@ -30,8 +30,10 @@ from typing import Callable, Optional, Protocol
 import numpy as np
 
 from ..backend import CORES_ENV, Backend, BackendLike, SolveResult
+from ..prices import SharedPrices
 from ..problem import Problem
 from . import contain
+from .priceboard import PriceBoard
 
 REPORT_INTERVAL = 0.25
 """Seconds between two incumbents sent by one worker (the latest pending one is sent at the end)."""
@@ -113,8 +115,10 @@ class PipeReporter:
     """
 
     def __init__(self, conn: Connection, t0: float, shared: Optional[SharedBest],
-                 mapping: Optional[PlanMapping] = None) -> None:
+                 mapping: Optional[PlanMapping] = None, price_board: Optional[PriceBoard] = None,
+                 writer: str = "") -> None:
         self.conn, self.t0, self.shared, self.mapping = conn, t0, shared, mapping
+        self.price_board, self.writer = price_board, writer or "backend"
         self.pending: Optional[tuple[np.ndarray, str]] = None
         self.pending_bound: Optional[tuple[object, str]] = None
         self.last_sent = 0.0
@@ -181,6 +185,21 @@ class PipeReporter:
             if not self.closed:
                 self.conn.send(message)
             self.closed = self.closed or final
+
+    def publish_prices(self, key: str, prices: np.ndarray, bound: int, note: str = "") -> None:
+        """Put ``prices`` on the run's price board (:mod:`.priceboard`), where they outlive this
+        worker; nothing without a board. Prices that do not fit ``key`` raise ValueError."""
+        if self.price_board is None:
+            return
+        if not isinstance(bound, numbers.Integral) or isinstance(bound, (bool, np.bool_)):
+            raise ValueError(f"the bound of published prices must be an integer, got {bound!r}")
+        source = f"{self.writer} at {time.monotonic() - self.t0:.1f} s"
+        self.price_board.publish(f"{self.writer}-{os.getpid()}", str(key), prices, int(bound),
+                                 f"{source}: {note}" if note else source)
+
+    def shared_prices(self, key: str) -> Optional[SharedPrices]:
+        """The board's prices of ``key`` with the highest certified bound, or None."""
+        return None if self.price_board is None else self.price_board.read(str(key))
 
     def best(self) -> Optional[np.ndarray]:
         if self.shared is not None:
@@ -258,6 +277,8 @@ class WorkerSpec:
     reporter: Optional[Callable[[Connection], "PipeReporter"]] = None
     """Deterministic mode's reporter for the worker's end of the pipe (:mod:`.points`); None: the
     timed run's :class:`PipeReporter`."""
+    prices: Optional[PriceBoard] = None
+    """The run's price board (:mod:`.priceboard`); None in deterministic mode."""
 
 
 def wall_deadline(monotonic_deadline: float) -> float:
@@ -280,7 +301,8 @@ def worker_main(spec: WorkerSpec, conn: Connection) -> None:
     contain.mark_worker()         # ... and is marked, for the parent's sweep
     os.environ[CORES_ENV] = str(max(1, spec.cores))
     reporter = (spec.reporter(conn) if spec.reporter is not None
-                else PipeReporter(conn, spec.t0, spec.shared, spec.mapping))
+                else PipeReporter(conn, spec.t0, spec.shared, spec.mapping, spec.prices,
+                                  getattr(spec.backend, "name", "")))
     try:
         if has_prepare(spec.backend):
             t = time.perf_counter()

@@ -129,14 +129,18 @@ class TimedPace:
 
     def first_prices(self, prices: Any, seconds: float, share: float,
                      target: Optional[np.ndarray]) -> None:
+        prices.share()   # the run's price board before and after: adopt what is better
         prices.advance(min(seconds, share * (self.stop - time.monotonic())), target)
+        prices.share()
 
     def more_prices(self, prices: Any, seconds: float, share: float,
                     plan: Optional[np.ndarray]) -> bool:
         """Subgradient steps between rounds when two seconds are left; whether it ran."""
         if time.monotonic() >= self.stop - 2.0:
             return False
+        prices.share()
         prices.advance(min(seconds, share * (self.stop - time.monotonic())), plan)
+        prices.share()
         return True
 
     def another_round(self) -> bool:

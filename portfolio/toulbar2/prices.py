@@ -16,7 +16,9 @@ the ``bound`` backend's engine) on the kernel model of the backend's problem, ru
 before the first round and a little more between rounds (in deterministic mode a number of
 steps, :meth:`PriceModel.advance_steps`, each costing :attr:`PriceModel.step_units`). The kernel
 model used is ``prep.model``, the problem's own view (same nodes and strategies), never the
-kernels' reduced one, so the penalty lines up with the network's variables.
+kernels' reduced one, so the penalty lines up with the network's variables. In a timed run the
+prices are also exchanged with the run's price board (:meth:`PriceModel.share`): the ``bound``
+backend's better-converged prices, when their certified bound is higher, replace these.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Optional
 
 import numpy as np
 
+from portfolio.prices import PriceLink, price_key
 from portfolio.problem import Problem
 
 from .pace import PRICE_EDGE_UNITS, PRICE_USAGE_UNITS
@@ -34,13 +37,19 @@ from .pace import PRICE_EDGE_UNITS, PRICE_USAGE_UNITS
 class PriceModel:
     """A Lagrangian subgradient on ``problem``'s kernel model, read as per-strategy penalties."""
 
-    def __init__(self, problem: Problem, prep, seed: int = 0) -> None:
+    def __init__(self, problem: Problem, prep, seed: int = 0, report: object = None,
+                 t0: Optional[float] = None) -> None:
         from portfolio.kernels.bound import LagrangeBound
 
         self.problem, self.m = problem, prep.model
         if not np.array_equal(np.asarray(self.m.soff), np.asarray(problem.strategy_offsets)):
             raise ValueError("kernel model and problem disagree on strategies")
         self.engine = LagrangeBound(problem, self.m, seed=seed, offset=int(problem.cost_offset))
+        # the problem's own view: its time points are the board's coordinates as they are
+        self.link = PriceLink(report, price_key(problem), self.engine, take_bound=True,
+                              t0=time.monotonic() if t0 is None else t0)
+        """The run's price board (:mod:`portfolio.prices`), through ``report``'s optional price
+        methods; used by :meth:`share` only (timed runs)."""
         self.step_units = (PRICE_EDGE_UNITS * len(problem.edge_costs)
                            + PRICE_USAGE_UNITS * len(problem.interval_usages))
         """Deterministic mode's work units of one step (:mod:`.pace`)."""
@@ -60,6 +69,13 @@ class PriceModel:
             cost, forbidden = inc.plan_cost(self.m, np.require(plan, np.int64, ["C", "W"]))
             ub = None if forbidden else int(cost)
         self.engine.run(time.monotonic() + max(0.0, seconds), ub=ub, max_steps=max_steps)
+
+    def share(self) -> None:
+        """Exchange with the run's price board: prices another backend certified higher than this
+        engine's best become its best (the penalty's) and its current ones (its steps go on from
+        them); its own best goes to the board when it beats what is there. Timed runs only:
+        deterministic mode's reporter shares nothing anyway."""
+        self.link.exchange()
 
     def advance_steps(self, steps: int, plan: Optional[np.ndarray] = None) -> None:
         """Exactly ``steps`` more subgradient steps (deterministic mode: no clock decides)."""

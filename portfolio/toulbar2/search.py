@@ -144,7 +144,8 @@ class Polisher:
         return None if sol is None else self.prep.expand(sol)
 
 
-def _price_model(problem: Problem, polisher: Polisher, seed: int, notes: list) -> Optional[Any]:
+def _price_model(problem: Problem, polisher: Polisher, seed: int, notes: list,
+                 report: Reporter, t0: float) -> Optional[Any]:
     """The Lagrangian price model, or None (with a note) when the kernels are not ready."""
     if polisher.prep is None:
         notes.append("prices need the compiled kernels: per-node rule")
@@ -152,7 +153,7 @@ def _price_model(problem: Problem, polisher: Polisher, seed: int, notes: list) -
     from .prices import PriceModel
 
     try:
-        return PriceModel(problem, polisher.prep, seed)
+        return PriceModel(problem, polisher.prep, seed, report, t0)
     except ValueError as exc:
         notes.append(f"prices unavailable ({exc}): per-node rule")
         return None
@@ -210,7 +211,7 @@ class PenaltySearch:
             rule = self.rule
         prices = None
         if rule == "prices":
-            prices = _price_model(problem, polisher, seed, notes)
+            prices = _price_model(problem, polisher, seed, notes, report, t0)
             rule = "nodes" if prices is None else rule
         stats = {"rounds": 0, "solves": 0, "killed": 0, "plans": 0, "feasible": 0, "polished": 0,
                  "improved": 0}
@@ -306,6 +307,8 @@ class PenaltySearch:
                 follow |= best.offer(pace.exchanged(), "portfolio best", own=False) and use_start
         if prices is not None:
             stats["price_steps"] = prices.steps
+            if not pace.deterministic:
+                stats["shared_prices"] = prices.link.summary()
         return _result(best, lower, [f"rule={rule}"] + notes, stats, pace, t0)
 
     def _exact(self, problem: Problem, pace: Any, seed: int, best: Any, report: Reporter,
