@@ -15,7 +15,7 @@ import numpy as np
 from portfolio.backend import Backend, BackendMeta, Capabilities, Reporter, SolveResult
 from portfolio.hookspecs import hookimpl
 from portfolio.problem import Problem
-from portfolio.toulbar2 import DEFAULT_RULE, VECTORS, PenaltySearch, penalised_child
+from portfolio.toulbar2 import DEFAULT_RULE, PARALLEL, VECTORS, PenaltySearch, penalised_child
 
 REQUIREMENT = "pytoulbar2>=1.4"
 """The pip requirement that brings toulbar2 (also in pyproject.toml)."""
@@ -36,11 +36,12 @@ class Toulbar2Backend(Backend):
     # portfolio": N's worst run at 60 s 0.877 -> 0.965 with it).
     vectors = VECTORS
     rule = DEFAULT_RULE
+    parallel = PARALLEL   # solves at once in a timed run (portfolio/toulbar2/search.py, PARALLEL)
     child: Callable = staticmethod(penalised_child)
 
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
-        engine = PenaltySearch(self.vectors, self.rule, self.child)
+        engine = PenaltySearch(self.vectors, self.rule, self.child, self.parallel)
         return engine.solve(problem, deadline, seed, warm_start, report)
 
 

@@ -200,3 +200,15 @@ def test_a_warm_start_is_toulbar2s_start_and_nothing_worse_is_reported(mode, mon
     assert starts and starts[0] is not None and np.array_equal(starts[0], warm.solution)
     assert all(evaluate(mid(), plan).cost < warm_cost for _, plan, _ in report.reports)
     assert evaluate(mid(), result.solution).cost <= warm_cost
+
+
+def test_the_parallel_knob_changes_nothing_in_deterministic_mode(monkeypatch):
+    """Deterministic mode runs its solves one at a time whatever ``PORTFOLIO_TOULBAR2_PARALLEL``
+    says (issue 33's concurrent children are timed mode only): the same run, call for call."""
+    monkeypatch.setenv(search.PARALLEL_ENV, "3")
+    many = []
+    monkeypatch.setattr(search, "run_children", lambda *a, **k: many.append(a) or [])
+    again = run(mid(), 1500, 300)
+    assert not many
+    same_run(idle_run(1500, 300), again)
+    assert "parallel=" not in again[0].note

@@ -1,7 +1,8 @@
 """The toulbar2 engine: the ``toulbar2`` backend's penalty search and exact mode, and the priced
 lower bound that the ``bound`` backend runs as its late phase. Bottom up, one job each:
 
-* :mod:`.child` - every toulbar2 solve in a forked child, stopped at its limit, killed after;
+* :mod:`.child` - every toulbar2 solve in a forked child, stopped at its limit (wall clock, or
+  CPU time when several run at once), killed after;
 * :mod:`.pace` - the engine's decisions by the clock (timed) or by work units (deterministic mode:
   backtrack limits, subgradient steps, units calibrated per count);
 * :mod:`.cfn` - the one place that opens, posts and searches a pytoulbar2 network (in the child);
@@ -21,7 +22,7 @@ use them, in the worker. The names below are the ones plugins use.
 
 from .bound import PricedOutcome, priced_solve, priced_value
 from .penalty import penalised_child
-from .search import DEFAULT_RULE, VECTORS, PenaltySearch
+from .search import DEFAULT_RULE, PARALLEL, VECTORS, PenaltySearch
 
-__all__ = ["DEFAULT_RULE", "PenaltySearch", "PricedOutcome", "VECTORS", "penalised_child",
-           "priced_solve", "priced_value"]
+__all__ = ["DEFAULT_RULE", "PARALLEL", "PenaltySearch", "PricedOutcome", "VECTORS",
+           "penalised_child", "priced_solve", "priced_value"]

@@ -11,7 +11,8 @@ made better with what the project has.
   (:mod:`.network`, scaled by :mod:`.scaling`). Weights are bracketed per node (:mod:`.weights`)
   between values that did and did not overload memory inside the node's intervals, ``K`` vectors a
   round, each solved in its own forked child that is stopped at its limit and killed soon after
-  (:mod:`.child`: toulbar2 keeps global state, and its own CPU timer overruns on a busy machine).
+  (:mod:`.child`: toulbar2 keeps global state, and its own CPU timer overruns on a busy machine);
+  ``PARALLEL`` children at once (one by default; more take more than the worker's one core).
 * **Every plan counts**: each returned plan is evaluated exactly; one that overloads memory is
   repaired by the kernels' greedy repair (the original only feeds it to the weights), then
   polished by the kernels' descent (:class:`portfolio.kernels.engine.Repairer`), and reported when
@@ -30,7 +31,9 @@ made better with what the project has.
   read only right after an exchange point. The deadline is only the safety net.
 
 Rules and knobs for benchmarks: ``PORTFOLIO_TOULBAR2_RULE`` (``prices``, ``nodes``, ``global``),
-``PORTFOLIO_TOULBAR2_EXACT=0``, ``PORTFOLIO_TOULBAR2_LIMIT`` (first solve's seconds).
+``PORTFOLIO_TOULBAR2_EXACT=0``, ``PORTFOLIO_TOULBAR2_LIMIT`` (first solve's seconds),
+``PORTFOLIO_TOULBAR2_PARALLEL`` (solves at once, ``PARALLEL``: with more than one, the backend's
+worker holds more than the one core the runner counts for it).
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from portfolio.backend import Reporter, SolveResult, Status, time_left
 from portfolio.evaluate import evaluate
 from portfolio.problem import Problem
 
-from .child import run_in_child
+from .child import ChildJob, run_children, run_in_child
 from .network import build_network, build_tables
 from .pace import TimedPace, WorkPace, polish_units, setup_units
 from .penalty import penalised_child
@@ -55,7 +58,21 @@ from .scaling import ScalingError
 from .weights import Bracketing, broken_nodes, first_weights, global_scale, spread
 
 VECTORS = 3
-"""Weight vectors a round (K), solved one after another: 2 cores, one of them for the others."""
+"""Weight vectors a round (K), solved ``PARALLEL`` at a time."""
+
+PARALLEL = 1
+"""Penalised solves of a round run at once (P; at most ``VECTORS``). 1: one after another, each
+solve's upper bound from the plans of the ones before it, its search limit on the wall clock (the
+engine since issue 21). Above 1 (issue 33): the round's vectors are posted together, each child's
+search limit counts its own CPU seconds (so a solve sharing a core gets the CPU a solve alone
+gets) with a wall-clock cap of P times the limit, and the plans are processed in vector order once
+the round's children are done. The runner counts the backend's worker as holding one core: P
+children take more than that, a larger share of the cores for toulbar2 than for the other nice-0
+workers (intended: toulbar2's solves win on the memory-tight graphs). Deterministic mode always
+runs one at a time."""
+
+PARALLEL_ENV = "PORTFOLIO_TOULBAR2_PARALLEL"
+"""Overrides ``PARALLEL`` (for benchmarks)."""
 
 FIRST_LIMIT, LIMIT_STEP, LIMIT_MAX = 10.0, 2.0, 20.0
 """Wall-clock seconds per toulbar2 search: the first round's, the growth per round, the cap (the
@@ -94,6 +111,28 @@ PRICE_SPREAD = 2.0
 
 POLISH_MIN_FREE = 50
 """Below this many free nodes the kernels' polish is skipped (toulbar2 solves such networks)."""
+
+
+def _parallel(default: int, vectors: int, notes: list) -> int:
+    """``default`` or ``$PORTFOLIO_TOULBAR2_PARALLEL`` children at once, from 1 to ``vectors``."""
+    raw = os.environ.get(PARALLEL_ENV)
+    value = default
+    if raw is not None:
+        try:
+            value = int(raw)
+        except ValueError:
+            notes.append(f"${PARALLEL_ENV}={raw!r} is not an integer: {default}")
+    return max(1, min(int(value), vectors))
+
+
+def _run_jobs(jobs: list, parallel: int) -> list:
+    """The round's (or one vector's) children: one at a time through :func:`run_in_child` with
+    wall-clock limits (P = 1, as always), else up to ``parallel`` at once with CPU-time limits
+    stretched to at most ``parallel`` times on the wall clock (:func:`.child.run_children`)."""
+    if parallel == 1:
+        return [run_in_child(job.target, job.args, job.limit, search=job.search, cap=job.cap)
+                for job in jobs]
+    return run_children(jobs, parallel, cpu_limits=True, stretch=float(parallel))
 
 
 def _first_limit(notes: list) -> float:
@@ -164,11 +203,13 @@ class PenaltySearch:
     """The engine as a backend runs it: exact mode on small instances, then rounds of penalised
     solves until the deadline (see the module docstring). ``vectors``: weight vectors a round;
     ``rule``: the weight rule (``$PORTFOLIO_TOULBAR2_RULE`` overrides it); ``child``: the function
-    each forked child runs (tests swap it for one that hangs)."""
+    each forked child runs (tests swap it for one that hangs); ``parallel``: solves at once in a
+    timed run (``$PORTFOLIO_TOULBAR2_PARALLEL`` overrides it)."""
 
     vectors: int = VECTORS
     rule: str = DEFAULT_RULE
     child: Callable = penalised_child
+    parallel: int = PARALLEL
 
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
@@ -209,6 +250,7 @@ class PenaltySearch:
         if rule not in RULES:
             notes.append(f"unknown rule {rule!r} in ${RULE_ENV}: {self.rule}")
             rule = self.rule
+        parallel = 1 if pace.deterministic else _parallel(self.parallel, k, notes)
         prices = None
         if rule == "prices":
             prices = _price_model(problem, polisher, seed, notes, report, t0)
@@ -246,55 +288,65 @@ class PenaltySearch:
         while not out_of_time and pace.another_round():
             follow |= best.offer(pace.round_best(), "portfolio best", own=False) and use_start
             solved_w, solved_b = [], []
-            for w in weights:
-                pace.vector_start()
-                try:
-                    net = build_network(tables, w)
-                except ScalingError as exc:
-                    if stats["solves"] == 0:
-                        return SolveResult(Status.UNSUPPORTED, note=f"toulbar2 network: {exc}")
-                    notes.append(f"vector skipped: {exc}")
-                    continue
-                ub_cost = None if best.plan is None else net.cost_of(best.plan)
-                limits = pace.child_limits(net)
-                if limits is None:
-                    out_of_time = True
-                    break
-                (seconds, extra), kill, search, cap = limits
-                along = best.plan if follow else (start if stats["rounds"] == 0 else None)
-                outcome, value = run_in_child(
-                    self.child, (net, seed + stats["solves"], seconds,
-                                 None if ub_cost is None else ub_cost + 1, along) + extra,
-                    kill, search=search, cap=cap)
-                stats["solves"] += 1
-                pace.solved(outcome, value)
-                units = pace.solve_cost(outcome, value) if pace.deterministic else 0.0
-                if outcome == "killed":
-                    stats["killed"] += 1
-                elif outcome != "ok":
-                    notes.append(f"toulbar2 child: {value}")
-                else:
-                    plan = value["plan"]
-                    if plan is None and best.plan is not None:
-                        plan = best.plan   # nothing below the incumbent's penalised cost
-                    if plan is not None:
-                        plan = np.asarray(plan, dtype=np.int64)
-                        stats["plans"] += 1
-                        solved_w.append(w)
-                        solved_b.append(broken_nodes(problem, plan))
-                        feasible = evaluate(problem, plan).feasible
-                        stats["feasible"] += int(feasible)
-                        improved = feasible and best.offer(plan, "toulbar2", own=True)
-                        polished = polisher(plan)
-                        stats["polished"] += int(polished is not None)
-                        units += polish_units(problem) * (polisher.prep is not None)
-                        improved |= best.offer(polished, "toulbar2 + polish" if feasible
-                                               else "toulbar2 + repair + polish", own=True)
-                        stats["improved"] += int(improved)
-                        follow |= bool(improved) and use_start
-                if not pace.charge(units):
-                    out_of_time = True
-                follow |= best.offer(pace.exchanged(), "portfolio best", own=False) and use_start
+            batch = 1 if parallel == 1 else len(weights)   # P = 1: one vector after another
+            for first in range(0, len(weights), batch):
+                jobs, job_w = [], []
+                for w in weights[first:first + batch]:
+                    pace.vector_start()
+                    try:
+                        net = build_network(tables, w)
+                    except ScalingError as exc:
+                        if stats["solves"] == 0 and not jobs:
+                            return SolveResult(Status.UNSUPPORTED, note=f"toulbar2 network: {exc}")
+                        notes.append(f"vector skipped: {exc}")
+                        continue
+                    ub_cost = None if best.plan is None else net.cost_of(best.plan)
+                    limits = pace.child_limits(net)
+                    if limits is None:
+                        out_of_time = True
+                        break
+                    (seconds, extra), kill, search, cap = limits
+                    along = best.plan if follow else (start if stats["rounds"] == 0 else None)
+                    jobs.append(ChildJob(self.child, (net, seed + stats["solves"] + len(jobs),
+                                                      seconds, None if ub_cost is None
+                                                      else ub_cost + 1, along) + extra,
+                                         kill, search, cap))
+                    job_w.append(w)
+                for w, (outcome, value) in zip(job_w, _run_jobs(jobs, parallel)):
+                    if outcome == "skipped":   # its turn came too close to the deadline
+                        continue
+                    stats["solves"] += 1
+                    pace.solved(outcome, value)
+                    units = pace.solve_cost(outcome, value) if pace.deterministic else 0.0
+                    if outcome == "killed":
+                        stats["killed"] += 1
+                    elif outcome != "ok":
+                        notes.append(f"toulbar2 child: {value}")
+                    else:
+                        plan = value["plan"]
+                        if plan is None and best.plan is not None:
+                            plan = best.plan   # nothing below the incumbent's penalised cost
+                        if plan is not None:
+                            plan = np.asarray(plan, dtype=np.int64)
+                            stats["plans"] += 1
+                            solved_w.append(w)
+                            solved_b.append(broken_nodes(problem, plan))
+                            feasible = evaluate(problem, plan).feasible
+                            stats["feasible"] += int(feasible)
+                            improved = feasible and best.offer(plan, "toulbar2", own=True)
+                            polished = polisher(plan)
+                            stats["polished"] += int(polished is not None)
+                            units += polish_units(problem) * (polisher.prep is not None)
+                            improved |= best.offer(polished, "toulbar2 + polish" if feasible
+                                                   else "toulbar2 + repair + polish", own=True)
+                            stats["improved"] += int(improved)
+                            follow |= bool(improved) and use_start
+                    if not pace.charge(units):
+                        out_of_time = True
+                    follow |= (best.offer(pace.exchanged(), "portfolio best", own=False)
+                               and use_start)
+                    if out_of_time:
+                        break
                 if out_of_time:
                     break
             stats["rounds"] += int(bool(solved_w))
@@ -309,6 +361,8 @@ class PenaltySearch:
             stats["price_steps"] = prices.steps
             if not pace.deterministic:
                 stats["shared_prices"] = prices.link.summary()
+        if parallel > 1:
+            stats["parallel"] = parallel
         return _result(best, lower, [f"rule={rule}"] + notes, stats, pace, t0)
 
     def _exact(self, problem: Problem, pace: Any, seed: int, best: Any, report: Reporter,
