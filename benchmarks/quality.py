@@ -3,7 +3,8 @@
 Reads ``portfolio bench`` run folders (one per variant, same instances and seeds, e.g. made with
 ``portfolio bench FILES --portfolio --contest-timeouts --seeds 0-2 --name NAME``) and prints
 markdown: per instance and seed the cost, the contest score (contest best known / cost), the cost
-against the 2026 winner's 8-core median, which backend sent the winning plan, the lower bound, and
+against the 2026 winner's 8-core median, which backend sent the winning plan, whose plans carried
+the descent (each backend's share of the cost reduction in the incumbent trace), the lower bound, and
 the CPU seconds each backend's worker used (``cpu_seconds`` of the bench rows; extra seed copies
 are summed into their backend). Then per variant the means the issue's targets are stated in, and
 the score each run would have had at ``--at`` seconds, rescored from its incumbent trace (the same
@@ -45,6 +46,24 @@ def cpu_by_backend(row: dict) -> dict[str, float]:
     return dict(cpu)
 
 
+def improvement_shares(row: dict, after: float = 0.0) -> dict[str, float]:
+    """Per backend, its share of the cost reduction from the first plan within 20 % of the final cost to
+    the final one (the incumbent trace; extra seed copies counted as their backend): the last
+    improver is often a polisher (local search), this says whose plans carried the descent."""
+    trace = [i for i in row.get("incumbents") or [] if i.get("cost") is not None]
+    final = row.get("cost")
+    if not trace or not final:
+        return {}
+    trace = [i for i in trace if 10 * i["cost"] <= 12 * final]
+    total = trace[0]["cost"] - final if trace else 0
+    if total <= 0:
+        return {}
+    share: dict[str, float] = defaultdict(float)
+    for before, now in zip(trace, trace[1:]):
+        share[str(now["backend"]).split("+")[0]] += (before["cost"] - now["cost"]) / total
+    return dict(share)
+
+
 def main() -> None:
     from portfolio.report import load_run
     from portfolio.report.anytime import rescore_row
@@ -56,9 +75,9 @@ def main() -> None:
     args = parser.parse_args()
     names = args.names.split(",") if args.names else [Path(r).name for r in args.runs]
     ref = anchors()
-    print("| instance | seed | variant | cost | score | vs 2026 median | at %gs | winner | bound | CPU s per backend |"
+    print("| instance | seed | variant | cost | score | vs 2026 median | at %gs | winner | descent by | bound | CPU s per backend |"
           % args.at)
-    print("|---|---:|---|---:|---:|---:|---:|---|---:|---|")
+    print("|---|---:|---|---:|---:|---:|---:|---|---|---:|---|")
     summary: dict[str, dict[str, list]] = {n: defaultdict(list) for n in names}
     rows_by = {}
     for name, path in zip(names, args.runs):
@@ -74,6 +93,9 @@ def main() -> None:
         early_cost = early["cost"] if early.get("feasible") else None
         early_score = a["contest_best_cost"] / early_cost if early_cost and a else None
         cpu = cpu_by_backend(row)
+        shares = improvement_shares(row)
+        descent = ", ".join(f"{b} {100 * v:.0f} %" for b, v in sorted(shares.items(), key=lambda kv: -kv[1])
+                            if v >= 0.05)
         cpu_text = ", ".join(f"{b} {s:.0f}" for b, s in sorted(cpu.items(), key=lambda kv: -kv[1]) if s >= 1)
         bound = row.get("lower_bound")
         s = summary[name]
@@ -82,9 +104,9 @@ def main() -> None:
         s[f"early:{inst}"].append(early_score or 0.0)
         s[f"bound:{inst}"].append(bound or 0)
         print(f"| {inst.rsplit('-', 1)[-1]} | {seed} | {name} | {cost:,} | {score:.4f} | {median:.4f} | "
-              f"{early_score:.4f} | {row.get('winner')} | {bound or 0:,} | {cpu_text} |"
+              f"{early_score:.4f} | {row.get('winner')} | {descent} | {bound or 0:,} | {cpu_text} |"
               if cost and early_score else
-              f"| {inst.rsplit('-', 1)[-1]} | {seed} | {name} | {cost} | - | - | - | {row.get('winner')} | "
+              f"| {inst.rsplit('-', 1)[-1]} | {seed} | {name} | {cost} | - | - | - | {row.get('winner')} | {descent} | "
               f"{bound or 0:,} | {cpu_text} |")
     print()
     instances = sorted({k[0] for k in rows_by})
