@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
+import sys
 import time
 
 import pytest
@@ -16,8 +18,8 @@ from portfolio.evaluate import evaluate
 from portfolio.generate import generate_problem
 from portfolio.toulbar2 import child as child_mod
 from portfolio.toulbar2 import search
-from portfolio.toulbar2.child import (KILL_GRACE, ChildJob, cpu_seconds, run_children,
-                                      started_search)
+from portfolio.procstat import cpu_seconds
+from portfolio.toulbar2.child import KILL_GRACE, ChildJob, run_children, started_search
 from portfolio_plugins import toulbar2
 from conftest import live_children
 
@@ -95,6 +97,20 @@ def test_cpu_seconds_reads_a_process_and_says_none_for_a_gone_one():
     mine = cpu_seconds(os.getpid())
     assert mine is not None and mine > 0
     assert cpu_seconds(2**22 + 12345) is None
+    assert cpu_seconds(2**22 + 12345, children=True) is None
+
+
+def test_cpu_seconds_counts_waited_for_children_only_when_asked():
+    """The runner's switch: a child that burns 0.3 CPU seconds and is waited for counts in
+    ``children=True`` (as the runner counts a worker's), never in the plain reading (as the
+    toulbar2 engine counts its children, one at a time)."""
+    def theirs():
+        return cpu_seconds(os.getpid(), children=True) - cpu_seconds(os.getpid())
+
+    before = theirs()
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass"
+    subprocess.run([sys.executable, "-c", burn], check=True)
+    assert theirs() - before >= 0.25
 
 
 def test_the_cpu_limit_signals_after_the_child_used_its_cpu_not_earlier():

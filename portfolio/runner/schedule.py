@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 import signal
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Sequence
 
 from ..options import POLICIES
 
@@ -56,18 +56,6 @@ def core_shares(threaded: Sequence[bool], cores: int) -> list[int]:
         shares[takers[k % len(takers)]] += 1
         spare, k = spare - 1, k + 1
     return shares
-
-
-def cpu_seconds(pid: int) -> Optional[float]:
-    """User + system CPU seconds of a process (and its waited-for children), from /proc; None when
-    unreadable (not Linux, or the process is gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        ticks = sum(int(x) for x in fields[11:15])   # utime, stime, cutime, cstime
-        return ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 class Scheduler:

@@ -12,9 +12,9 @@ from multiprocessing.connection import Connection
 from typing import Optional
 
 from ..backend import BackendLike, Status
+from ..procstat import cpu_seconds
 from . import contain, validate
 from .result import BackendRun
-from .schedule import cpu_seconds
 
 
 @dataclass
@@ -110,7 +110,7 @@ class Supervision:
 
     # ---------------------------------------------------------------- ending workers
     def _sample_cpu(self, worker: _Worker) -> None:
-        cpu = cpu_seconds(worker.process.pid)
+        cpu = cpu_seconds(worker.process.pid, children=True)   # what it started and reaped too
         if cpu is not None:
             worker.run.cpu_seconds = round(cpu, 3)
 

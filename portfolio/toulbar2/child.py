@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import wait
 from typing import Any, Callable, Optional, Sequence
 
+from portfolio.procstat import cpu_seconds
+
 KILL_GRACE = 1.0
 """A child still running this long after toulbar2's own limit (plus the time it takes to post the
 network, estimated from the last child) is killed; toulbar2 normally returns by itself with its best
@@ -34,8 +36,6 @@ assignment before that."""
 
 CPU_POLL = 0.1
 """Seconds between two readings of a child's CPU time (CPU-time limits only)."""
-
-_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 _SEND: Optional[Callable] = None
 """In a child: sends a message to the parent (set by :func:`_child_main`)."""
@@ -57,21 +57,6 @@ def _child_main(conn: Any, target: Callable, args: tuple) -> None:
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
     finally:
         conn.close()
-
-
-def cpu_seconds(pid: int) -> Optional[float]:
-    """CPU seconds (user + system) process ``pid`` has used, from ``/proc/PID/stat``; None when it
-    cannot be read (no /proc, the process is gone)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            raw = fh.read()
-    except OSError:
-        return None
-    try:   # the command name (field 2) may hold spaces: fields are counted after its ')'
-        fields = raw[raw.rindex(b")") + 2:].split()
-        return (int(fields[11]) + int(fields[12])) / _TICKS
-    except (ValueError, IndexError):
-        return None
 
 
 @dataclass
