@@ -41,7 +41,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -183,6 +183,71 @@ class Polisher:
         return None if sol is None else self.prep.expand(sol)
 
 
+@dataclass
+class RoundHarvest:
+    """What one round's penalised solves bring in, one child's outcome at a time (:meth:`take`):
+    each plan counted, evaluated exactly, offered, repaired and polished by the kernels, and
+    remembered for the weights' bracketing (``solved_w``: the vectors that gave a plan,
+    ``solved_b``: the nodes each plan broke); the work of each solve charged. Why an object: the
+    round loop of :meth:`PenaltySearch.solve` then reads rounds, batches, outcomes, and what an
+    outcome does is in one place."""
+
+    problem: Problem
+    best: Any            # portfolio.exact.BestPlan
+    polisher: Polisher
+    pace: Any            # TimedPace or WorkPace
+    stats: dict
+    notes: list
+    use_start: bool      # follow the incumbent once a plan improved ($PORTFOLIO_TOULBAR2_START)
+    solved_w: list = field(default_factory=list)
+    solved_b: list = field(default_factory=list)
+
+    def take(self, w: np.ndarray, outcome: str, value: Any) -> tuple[bool, bool]:
+        """The child of weight vector ``w`` ended with ``outcome`` (``ok``, ``killed``, ``error``;
+        a skipped one never comes here): (whether toulbar2 follows the incumbent from now on,
+        whether the budget is spent). The portfolio's best is read after the charge, as at every
+        exchange point."""
+        stats, pace = self.stats, self.pace
+        stats["solves"] += 1
+        pace.solved(outcome, value)
+        units = pace.solve_cost(outcome, value) if pace.deterministic else 0.0
+        follow = False
+        if outcome == "killed":
+            stats["killed"] += 1
+        elif outcome != "ok":
+            self.notes.append(f"toulbar2 child: {value}")
+        else:
+            follow, units = self._plan(w, value["plan"], units)
+        spent = not pace.charge(units)
+        follow |= (self.best.offer(pace.exchanged(), "portfolio best", own=False)
+                   and self.use_start)
+        return follow, spent
+
+    def _plan(self, w: np.ndarray, plan: Any, units: float) -> tuple[bool, float]:
+        """A solve's plan (None: nothing below the incumbent's penalised cost, so the incumbent
+        stands for it): offered as it is when feasible, then repaired and polished and offered
+        again; (whether it improved and toulbar2 follows it, ``units`` plus the polish's)."""
+        problem, best, stats = self.problem, self.best, self.stats
+        if plan is None and best.plan is not None:
+            plan = best.plan
+        if plan is None:
+            return False, units
+        plan = np.asarray(plan, dtype=np.int64)
+        stats["plans"] += 1
+        self.solved_w.append(w)
+        self.solved_b.append(broken_nodes(problem, plan))
+        feasible = evaluate(problem, plan).feasible
+        stats["feasible"] += int(feasible)
+        improved = feasible and best.offer(plan, "toulbar2", own=True)
+        polished = self.polisher(plan)
+        stats["polished"] += int(polished is not None)
+        units += polish_units(problem) * (self.polisher.prep is not None)
+        improved |= best.offer(polished, "toulbar2 + polish" if feasible
+                               else "toulbar2 + repair + polish", own=True)
+        stats["improved"] += int(improved)
+        return bool(improved) and self.use_start, units
+
+
 def _price_model(problem: Problem, polisher: Polisher, seed: int, notes: list,
                  report: Reporter, t0: float) -> Optional[Any]:
     """The Lagrangian price model, or None (with a note) when the kernels are not ready."""
@@ -287,7 +352,7 @@ class PenaltySearch:
             pace.timings["setup_s"] = time.monotonic() - t0
         while not out_of_time and pace.another_round():
             follow |= best.offer(pace.round_best(), "portfolio best", own=False) and use_start
-            solved_w, solved_b = [], []
+            harvest = RoundHarvest(problem, best, polisher, pace, stats, notes, use_start)
             batch = 1 if parallel == 1 else len(weights)   # P = 1: one vector after another
             for first in range(0, len(weights), batch):
                 jobs, job_w = [], []
@@ -315,42 +380,16 @@ class PenaltySearch:
                 for w, (outcome, value) in zip(job_w, _run_jobs(jobs, parallel)):
                     if outcome == "skipped":   # its turn came too close to the deadline
                         continue
-                    stats["solves"] += 1
-                    pace.solved(outcome, value)
-                    units = pace.solve_cost(outcome, value) if pace.deterministic else 0.0
-                    if outcome == "killed":
-                        stats["killed"] += 1
-                    elif outcome != "ok":
-                        notes.append(f"toulbar2 child: {value}")
-                    else:
-                        plan = value["plan"]
-                        if plan is None and best.plan is not None:
-                            plan = best.plan   # nothing below the incumbent's penalised cost
-                        if plan is not None:
-                            plan = np.asarray(plan, dtype=np.int64)
-                            stats["plans"] += 1
-                            solved_w.append(w)
-                            solved_b.append(broken_nodes(problem, plan))
-                            feasible = evaluate(problem, plan).feasible
-                            stats["feasible"] += int(feasible)
-                            improved = feasible and best.offer(plan, "toulbar2", own=True)
-                            polished = polisher(plan)
-                            stats["polished"] += int(polished is not None)
-                            units += polish_units(problem) * (polisher.prep is not None)
-                            improved |= best.offer(polished, "toulbar2 + polish" if feasible
-                                                   else "toulbar2 + repair + polish", own=True)
-                            stats["improved"] += int(improved)
-                            follow |= bool(improved) and use_start
-                    if not pace.charge(units):
-                        out_of_time = True
-                    follow |= (best.offer(pace.exchanged(), "portfolio best", own=False)
-                               and use_start)
+                    gained, spent = harvest.take(w, outcome, value)
+                    follow |= gained
+                    out_of_time |= spent
                     if out_of_time:
                         break
                 if out_of_time:
                     break
-            stats["rounds"] += int(bool(solved_w))
-            bracket.update(np.array(solved_w).reshape(-1, n), np.array(solved_b).reshape(-1, n))
+            stats["rounds"] += int(bool(harvest.solved_w))
+            bracket.update(np.array(harvest.solved_w).reshape(-1, n),
+                           np.array(harvest.solved_b).reshape(-1, n))
             weights = bracket.vectors()
             pace.next_round(LIMIT_STEP, LIMIT_MAX)
             target = best.plan if stats["improved"] or start is not None else None
