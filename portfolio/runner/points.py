@@ -23,7 +23,6 @@ from typing import Optional
 
 import numpy as np
 
-from ..prices import SharedPrices
 from ..work import EXCHANGE_UNITS
 from .worker import PipeReporter, PlanMapping, SharedBest, plain_plan, to_hint, _plain_bound
 
@@ -63,7 +62,10 @@ class PointReporter(PipeReporter):
     """The ``report`` of a deterministic backend's worker (see the module).
 
     ``board`` carries the settled-point counter (every deterministic worker has it); ``shared``, the
-    incumbent, only for a backend declaring ``warm_start``, as in a timed run."""
+    incumbent, only for a backend declaring ``warm_start``, as in a timed run. No price board: prices
+    arriving when another backend happens to read would make the run depend on timing, so this
+    reporter is built without one and :class:`PipeReporter`'s price methods share nothing (the one
+    place that decides it; the runner makes no board for a deterministic run either)."""
 
     def __init__(self, conn: Connection, t0: float, board: SharedBest, shared: Optional[SharedBest],
                  mapping: Optional[PlanMapping], total: int) -> None:
@@ -86,13 +88,6 @@ class PointReporter(PipeReporter):
             return
         with self.lock:
             self.held_bound = (_plain_bound(value), str(note))
-
-    def publish_prices(self, key: str, prices: np.ndarray, bound: int, note: str = "") -> None:
-        """Shares nothing: prices arriving when another backend happens to read would make the
-        run depend on timing."""
-
-    def shared_prices(self, key: str) -> Optional[SharedPrices]:
-        return None
 
     def best(self) -> Optional[np.ndarray]:
         """The incumbent of the last point this backend passed (the warm start before the first):
