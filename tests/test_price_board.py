@@ -52,6 +52,20 @@ class BoardReporter(NullReporter):
         return self.board.read(key)
 
 
+class Probe(Backend):
+    """A test backend of this file: a subclass gives its ``name`` and ``solve``."""
+
+    description = "test backend"
+    capabilities = Capabilities()
+    meta = BackendMeta(test_only=True)
+
+
+class DeterministicProbe(Probe):
+    """A probe that counts work (deterministic mode)."""
+
+    meta = BackendMeta(test_only=True, deterministic=True)
+
+
 @pytest.fixture()
 def board():
     b = PriceBoard.create()
@@ -104,13 +118,10 @@ def test_reporters_without_a_board_share_nothing():
 
 
 # ------------------------------------------------------------------------------------------ a crash
-class PricesThenDies(Backend):
+class PricesThenDies(Probe):
     """Publishes prices on every time point, then its process ends without a word."""
 
     name = "prices-then-dies"
-    description = "test backend"
-    capabilities = Capabilities()
-    meta = BackendMeta(test_only=True)
 
     def solve(self, problem, deadline, seed, warm_start, report):
         prices = np.arange(len(problem.time_points), dtype=np.float64) + 0.5
@@ -127,13 +138,10 @@ def _gone(pid: int) -> bool:
         return True
 
 
-class ReadsPrices(Backend):
+class ReadsPrices(Probe):
     """Waits for published prices, then for their publisher's death, then reads them again."""
 
     name = "reads-prices"
-    description = "test backend"
-    capabilities = Capabilities()
-    meta = BackendMeta(test_only=True)
 
     def solve(self, problem, deadline, seed, warm_start, report):
         key = price_key(problem)
@@ -160,7 +168,7 @@ def test_prices_outlive_the_backend_that_published_them():
     assert result.runs["reads-prices"].note == "after its death: bound 4242, prices [0.5, 1.5]"
 
 
-class PublishesAndReads(PricesThenDies):
+class PublishesAndReads(Probe):
     name = "publishes-and-reads"
 
     def solve(self, problem, deadline, seed, warm_start, report):
@@ -182,11 +190,10 @@ def test_without_a_writable_temp_folder_the_run_shares_nothing_and_still_runs(mo
 
 
 # ------------------------------------------------------------------------------------------ determinism
-class Publishes(PricesThenDies):
+class Publishes(DeterministicProbe):
     """Deterministic mode: publishes, counts some work, returns."""
 
     name = "det-publishes"
-    meta = BackendMeta(test_only=True, deterministic=True)
 
     def solve(self, problem, deadline, seed, warm_start, report):
         report.publish_prices(price_key(problem), np.ones(len(problem.time_points)), 1)
@@ -194,9 +201,8 @@ class Publishes(PricesThenDies):
         return SolveResult(Status.NO_SOLUTION, note="published")
 
 
-class Reads(ReadsPrices):
+class Reads(DeterministicProbe):
     name = "det-reads"
-    meta = BackendMeta(test_only=True, deterministic=True)
 
     def solve(self, problem, deadline, seed, warm_start, report):
         seen = []
