@@ -278,3 +278,77 @@ def test_runner_does_not_hang_on_available(monkeypatch):
     assert "did not answer" in result.runs["avail-hangs"].note
     assert "available exploded" in result.runs["avail-raises"].note
     assert result.solution is not None  # the runner's own plan all the same
+
+
+# ------------------------------------------------------------------------------------------ the price board
+class _HonestPublisher(Backend):
+    """Publishes one vector with a bound of 1000, then ends (its file outlives it)."""
+
+    name = "price-honest"
+    description = "test backend"
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        from portfolio.prices import price_key
+
+        n = len(problem.time_points)
+        report.publish_prices(price_key(problem), np.arange(n) + 0.5, 1000, "honest")
+        return SolveResult(Status.NO_SOLUTION, note="published")
+
+
+class _HonestReader(Backend):
+    """Waits until the flood planted its files, then reads the board until shortly before the
+    deadline: whether the flood was there, how many reads, the slowest, the last vector."""
+
+    name = "price-reader"
+    description = "test backend"
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        import hostile_prices
+        from portfolio.prices import price_key
+
+        last = os.path.join(report.price_board.directory, f"flood-{hostile_prices.PLANTED - 1}.npz")
+        while not os.path.exists(last) and time.time() < deadline - 1.0:
+            time.sleep(0.02)
+        flooded = os.path.exists(last)
+        key, slowest, reads, got = price_key(problem), 0.0, 0, None
+        while time.time() < deadline - 0.5:
+            t = time.monotonic()
+            got = report.shared_prices(key)
+            slowest, reads = max(slowest, time.monotonic() - t), reads + 1
+            time.sleep(0.02)
+        honest = got is not None and got.prices.tolist() == (np.arange(len(got.prices)) + 0.5).tolist()
+        return SolveResult(Status.NO_SOLUTION, note=(
+            f"flooded={flooded} reads={reads} slowest={slowest:.3f} "
+            f"bound={None if got is None else got.bound} honest={honest}"))
+
+
+def test_a_backend_flooding_the_price_board_stalls_no_one():
+    """The flood (tests/hostile/hostile_prices.py) plants 20,000 files, a 1 GiB one, a FIFO, a
+    deflate bomb and a lying header, all claiming a bound above the honest one, and publishes
+    as fast as it can: the honest reader still gets the honest prices, every read stays quick, the
+    run ends on time with a verified plan and the board is deleted."""
+    import hostile_prices
+
+    from portfolio.evaluate import evaluate
+
+    problem = load_problem(bundled_example_path())
+    limit, boards = 6.0, []
+    t0 = time.monotonic()
+    result = run_portfolio(problem, [_HonestPublisher(), _HonestReader(), hostile_prices.Flood()],
+                           RunOptions(time_limit=limit, fallback=True, presolve=False,
+                                      early_stop=False),
+                           on_update=lambda pf: boards.append(pf.price_board))
+    assert time.monotonic() - t0 < limit + 1.0
+    assert result.solution is not None and evaluate(problem, result.solution).feasible
+    note = dict(part.split("=") for part in result.runs["price-reader"].note.split())
+    assert note["bound"] == "1000" and note["honest"] == "True", note
+    assert note["flooded"] == "True", note                       # it read during the flood
+    assert int(note["reads"]) >= 10 and float(note["slowest"]) < 0.5, note
+    flood = result.runs["price-flood"].note   # killed at the deadline on a busy machine: no note
+    assert not flood.startswith("published") or int(flood.split()[1].rstrip("x,")) > 100, flood
+    board = next(b for b in boards if b is not None)
+    for _ in range(100):   # 20,000 files are deleted on in the background after the run
+        if not os.path.exists(board.directory):
+            break
+        time.sleep(0.1)
+    assert not os.path.exists(board.directory)

@@ -3,12 +3,15 @@
 A vector round-trips and a reader of another problem gets nothing; prices outlive the backend that
 published them (it dies, another reads them in the same run); deterministic runs share nothing and
 stay deterministic; the toulbar2 price model takes better certified prices for its penalty; the
-``bound`` backend publishes its best; a run with both backends ends on time and leaves no board.
+``bound`` backend publishes its best; a run with both backends ends on time and leaves no board;
+a reader looks at the writer slots only and refuses files the key cannot need (a flood).
 """
 
 from __future__ import annotations
 
 import os
+import sys
+import threading
 import time
 from functools import lru_cache
 
@@ -22,7 +25,10 @@ from portfolio.prices import PriceLink, SharedPrices, price_key
 from portfolio.problem import Capacity
 from portfolio.runner import deadline_plan, run_portfolio
 from portfolio.runner.priceboard import PriceBoard
+from conftest import REPO
 from tiny import make_problem
+
+sys.path.insert(0, str(REPO / "tests" / "hostile"))   # the flood of hostile_prices
 
 
 @lru_cache(maxsize=None)
@@ -41,12 +47,12 @@ def two_points():
 class BoardReporter(NullReporter):
     """A direct-call reporter with the runner's board behind the two price methods."""
 
-    def __init__(self, board: PriceBoard, writer: str = "test") -> None:
+    def __init__(self, board: PriceBoard, slot: int = 0) -> None:
         super().__init__()
-        self.board, self.writer = board, writer
+        self.board, self.slot = board, slot
 
     def publish_prices(self, key, prices, bound, note=""):
-        self.board.publish(self.writer, key, prices, bound, note)
+        self.board.publish(self.slot, key, prices, bound, note)
 
     def shared_prices(self, key):
         return self.board.read(key)
@@ -79,30 +85,55 @@ def test_a_vector_round_trips_and_another_key_gets_nothing(board):
     key = price_key(p)
     assert key != price_key(q) and key == price_key(two_points())
     prices = np.array([0.25, 3.0])
-    assert board.publish("writer-1", key, prices, 17, "by hand")
+    assert board.publish(1, key, prices, 17, "by hand")
     got = board.read(key)
     assert isinstance(got, SharedPrices) and got.bound == 17 and got.source == "by hand"
     assert got.prices.tolist() == [0.25, 3.0] and got.prices.dtype == np.float64
     assert board.read(price_key(q)) is None                          # another problem
     assert board.read(f"3:{key.split(':')[1]}") is None              # another shape
     with pytest.raises(ValueError, match="3 prices for a key of 2"):
-        board.publish("writer-1", key, [1.0, 2.0, 3.0], 18)
+        board.publish(1, key, [1.0, 2.0, 3.0], 18)
     with pytest.raises(ValueError, match="price 1 is"):
-        board.publish("writer-1", key, [1.0, -2.0], 18)
+        board.publish(1, key, [1.0, -2.0], 18)
     assert board.read(key).bound == 17                               # refused: nothing changed
 
 
 def test_the_highest_bound_wins_and_a_garbled_file_is_ignored(board):
     key = price_key(two_points())
-    board.publish("a", key, [1.0, 0.0], 20)
-    board.publish("b", key, [0.0, 1.0], 30)
-    board.publish("a", key, [2.0, 0.0], 25)                          # a's newer, still below b
+    board.publish(0, key, [1.0, 0.0], 20)
+    board.publish(1, key, [0.0, 1.0], 30)
+    board.publish(0, key, [2.0, 0.0], 25)                            # 0's newer, still below 1
     assert board.read(key).prices.tolist() == [0.0, 1.0]
-    with open(os.path.join(board.directory, "c.npz"), "wb") as f:
+    with open(board.path(2), "wb") as f:
         f.write(b"not a zip file")
     assert board.read(key).bound == 30
     board.close()
     assert board.read(key) is None and not os.path.exists(board.directory)
+
+
+def test_a_reader_looks_at_slots_only_and_refuses_files_the_key_cannot_need(board):
+    """A flood's files (tests/hostile/hostile_prices.py), each claiming a bound above the honest
+    one: at other names, a 1 GiB file, a FIFO (a plain open would block), a deflate bomb, a header
+    that lies about its shape, a directory. None is taken, the read does not block, and a slot out
+    of range is a caller's mistake."""
+    import hostile_prices
+
+    key = price_key(two_points())
+    board.publish(0, key, [0.5, 1.5], 1000, "honest")
+    board.publish(5, key, [9.0, 9.0], hostile_prices.CLAIM)          # a valid file ...
+    os.replace(board.path(5), os.path.join(board.directory, "flood.npz"))   # ... at another name
+    hostile_prices.plant(board.directory, key, 2, junk=100)
+    os.mkdir(board.path(hostile_prices.FIRST_SLOT + 4))
+    out = []
+    reader = threading.Thread(target=lambda: out.append(board.read(key)), daemon=True)
+    reader.start()
+    reader.join(10)
+    assert not reader.is_alive(), "the read blocked"
+    assert out[0].bound == 1000 and out[0].prices.tolist() == [0.5, 1.5]
+    board.publish(9, key, [1.0, 1.0], 2000)                          # an honest newcomer counts
+    assert board.read(key).bound == 2000
+    with pytest.raises(ValueError, match="slot 64 is not in 0..63"):
+        board.publish(64, key, [1.0, 1.0], 1)
 
 
 def test_reporters_without_a_board_share_nothing():
@@ -270,9 +301,9 @@ def test_toulbar2_takes_better_shared_prices_for_its_penalty(board):
     other = LagrangeBound(problem, prep.model, seed=1, offset=int(problem.cost_offset))
     other.run(0.0, max_steps=150)
     key = price_key(problem)
-    board.publish("bound-1", key, other.best_lam, other.best, "150 steps")
+    board.publish(0, key, other.best_lam, other.best, "150 steps")
 
-    prices = PriceModel(problem, prep, seed=0, report=BoardReporter(board, "toulbar2-2"))
+    prices = PriceModel(problem, prep, seed=0, report=BoardReporter(board, 2))
     prices.advance(60.0, max_steps=2)
     assert prices.engine.best < other.best          # two steps certify less than 150
     before = prices.penalty()
@@ -297,8 +328,8 @@ def test_toulbar2_publishes_prices_better_than_the_board(board):
 
     problem = gen()
     key = price_key(problem)
-    board.publish("weak", key, np.zeros(len(problem.time_points)), -10**15, "nothing")
-    prices = PriceModel(problem, prepare(problem), seed=0, report=BoardReporter(board, "tb2"))
+    board.publish(0, key, np.zeros(len(problem.time_points)), -10**15, "nothing")
+    prices = PriceModel(problem, prepare(problem), seed=0, report=BoardReporter(board, 1))
     prices.advance(60.0, max_steps=20)
     prices.share()
     got = board.read(key)
@@ -314,7 +345,7 @@ def test_the_bound_backend_publishes_its_best_certified_prices(board):
 
     problem = presolve(gen()).reduced   # what the runner gives it: the kernels keep it as it is
     result = BoundBackend(max_steps=60, toulbar2=False).solve(
-        problem, time.time() + 60, 0, None, BoardReporter(board, "bound"))
+        problem, time.time() + 60, 0, None, BoardReporter(board, 0))
     got = board.read(price_key(problem))
     assert got is not None and got.bound == result.lower_bound
     assert "shared prices: out " in result.note
@@ -322,7 +353,7 @@ def test_the_bound_backend_publishes_its_best_certified_prices(board):
     # on the original problem the kernels' reduced view has time points of its own: its prices
     # are mapped onto the problem's (see the next test)
     original = BoundBackend(max_steps=30, toulbar2=False).solve(
-        gen(), time.time() + 60, 0, None, BoardReporter(board, "bound"))
+        gen(), time.time() + 60, 0, None, BoardReporter(board, 0))
     mapped = board.read(price_key(gen()))
     assert mapped is not None and mapped.bound == original.lower_bound
     assert len(mapped.prices) == len(gen().time_points) != len(problem.time_points)

@@ -168,9 +168,9 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
             if self.presolve_job is not None:
                 self._poll_presolve(force=True)
             contain.sweep(f"{os.getpid()}:")  # anything any worker started, whatever happened
-            if self.price_board is not None:   # every worker is gone: nobody writes any more
-                self.price_board.close()
             self._kill_adopted()
+            if self.price_board is not None:   # every worker is gone: nobody writes any more
+                self.price_board.close()       # (after the orphans' kill: it may start a cleaner)
             if self.adopting and not was_subreaper:
                 contain.set_subreaper(False)
             for sig, handler in saved.items():

@@ -16,6 +16,7 @@ from ..registry import poll_available
 from . import validate
 from .points import PointReporter
 from .presolving import PRESOLVE_SHARE, presolve_main
+from .priceboard import MAX_WRITERS
 from .result import BackendRun
 from .supervise import _Worker
 from .worker import WorkerSpec, prepare_key, to_hint, worker_main
@@ -97,7 +98,8 @@ class Launching:
             run.note = "presolve not ready: original problem"
         shared = self.shared if backend.capabilities.warm_start else None
         spec = WorkerSpec(backend, problem, self.soft_deadline, run.seed, warm, self.start,
-                          shared, mapping, run.cores, prices=self.price_board)
+                          shared, mapping, run.cores, prices=self.price_board,
+                          price_slot=list(self.runs).index(run.name) % MAX_WRITERS)
         if self.options.deterministic:
             spec.reporter = functools.partial(PointReporter, t0=self.start, board=self.shared,
                                               shared=shared, mapping=mapping, total=self.work_of[run.name])

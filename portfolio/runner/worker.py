@@ -116,9 +116,10 @@ class PipeReporter:
 
     def __init__(self, conn: Connection, t0: float, shared: Optional[SharedBest],
                  mapping: Optional[PlanMapping] = None, price_board: Optional[PriceBoard] = None,
-                 writer: str = "") -> None:
+                 writer: str = "", price_slot: int = 0) -> None:
         self.conn, self.t0, self.shared, self.mapping = conn, t0, shared, mapping
         self.price_board, self.writer = price_board, writer or "backend"
+        self.price_slot = price_slot   # this worker's file on the board (see .priceboard)
         self.pending: Optional[tuple[np.ndarray, str]] = None
         self.pending_bound: Optional[tuple[object, str]] = None
         self.last_sent = 0.0
@@ -194,7 +195,7 @@ class PipeReporter:
         if not isinstance(bound, numbers.Integral) or isinstance(bound, (bool, np.bool_)):
             raise ValueError(f"the bound of published prices must be an integer, got {bound!r}")
         source = f"{self.writer} at {time.monotonic() - self.t0:.1f} s"
-        self.price_board.publish(f"{self.writer}-{os.getpid()}", str(key), prices, int(bound),
+        self.price_board.publish(self.price_slot, str(key), prices, int(bound),
                                  f"{source}: {note}" if note else source)
 
     def shared_prices(self, key: str) -> Optional[SharedPrices]:
@@ -279,6 +280,8 @@ class WorkerSpec:
     timed run's :class:`PipeReporter`."""
     prices: Optional[PriceBoard] = None
     """The run's price board (:mod:`.priceboard`); None in deterministic mode."""
+    price_slot: int = 0
+    """The worker's slot on the board (its number in the run, modulo ``MAX_WRITERS``)."""
 
 
 def wall_deadline(monotonic_deadline: float) -> float:
@@ -302,7 +305,7 @@ def worker_main(spec: WorkerSpec, conn: Connection) -> None:
     os.environ[CORES_ENV] = str(max(1, spec.cores))
     reporter = (spec.reporter(conn) if spec.reporter is not None
                 else PipeReporter(conn, spec.t0, spec.shared, spec.mapping, spec.prices,
-                                  getattr(spec.backend, "name", "")))
+                                  getattr(spec.backend, "name", ""), spec.price_slot))
     try:
         if has_prepare(spec.backend):
             t = time.perf_counter()
