@@ -175,11 +175,13 @@ def test_the_incumbent_is_read_only_at_exchange_points():
     assert report.reads == 0
 
 
+@pytest.mark.parametrize("follow", ["round", "last", "none"])
 @pytest.mark.parametrize("mode", ["deterministic", "timed"])
-def test_a_warm_start_is_toulbar2s_start_and_nothing_worse_is_reported(mode, monkeypatch):
+def test_a_warm_start_is_toulbar2s_start_and_nothing_worse_is_reported(mode, follow, monkeypatch):
     """A good feasible warm start: the first round's solves follow its values (toulbar2's initial
-    solution), every reported plan is cheaper than it, and so is or equals the answer (without it
-    the first report is the least-memory plan, far dearer)."""
+    solution; with ``PORTFOLIO_TOULBAR2_WARM_FOLLOW=last`` only the round's last, with ``none``
+    none), every reported plan is cheaper than it, and so is or equals the answer (without it the
+    first report is the least-memory plan, far dearer)."""
     warm, _ = idle_run(1500, 300)
     warm_cost = evaluate(mid(), warm.solution).cost
     starts = []
@@ -190,6 +192,7 @@ def test_a_warm_start_is_toulbar2s_start_and_nothing_worse_is_reported(mode, mon
         return real(target, args, *rest, **kw)
 
     monkeypatch.setattr(search, "run_in_child", spy)
+    monkeypatch.setenv(search.WARM_FOLLOW_ENV, follow)
     report = Sharing()
     if mode == "deterministic":
         report.work = Meter(1500, 500)
@@ -197,9 +200,16 @@ def test_a_warm_start_is_toulbar2s_start_and_nothing_worse_is_reported(mode, mon
     else:
         deadline = time.time() + 4.0
     result = toulbar2.Toulbar2Backend().solve(mid(), deadline, 1, warm.solution.copy(), report)
-    assert starts and starts[0] is not None and np.array_equal(starts[0], warm.solution)
+    k = search.VECTORS
+    first_round = starts[:k]
+    assert first_round and (mode == "timed" or len(first_round) == k)
+    followed = [along is not None and np.array_equal(along, warm.solution) for along in first_round]
+    expected = {"round": [True] * k, "last": [False] * (k - 1) + [True], "none": [False] * k}
+    assert followed == expected[follow][:len(followed)]
+    assert all(along is None for along in starts[k:])   # later rounds follow nothing by default
     assert all(evaluate(mid(), plan).cost < warm_cost for _, plan, _ in report.reports)
     assert evaluate(mid(), result.solution).cost <= warm_cost
+    assert (f"followed by: {follow}" in (result.note or "")) == (follow != "round")
 
 
 def test_the_parallel_knob_changes_nothing_in_deterministic_mode(monkeypatch):

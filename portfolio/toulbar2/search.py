@@ -23,7 +23,9 @@ made better with what the project has.
   made plans worse (docs/benchmarks/toulbar2.md).
 * **Warm start**: the first incumbent (every solve's upper bound), repaired and polished by the
   kernels at once, and toulbar2's initial solution in the first round: its values are what every
-  variable tries first, so the first dives run along it and the later ones explore around it.
+  variable tries first, so the first dives run along it and the later ones explore around it
+  (``PORTFOLIO_TOULBAR2_WARM_FOLLOW=last``: only the round's last solve follows it; better at short
+  limits, worse at the contest's, docs/benchmarks/quality.md).
 * **Deterministic mode** (``report.work`` set, :mod:`portfolio.work`): the same steps, decided by
   counts instead of the clock (:mod:`.pace`): the exact mode and every penalised solve get a
   backtrack limit, the prices a number of subgradient steps, rounds go on while work units are
@@ -102,6 +104,15 @@ LIMIT_ENV = "PORTFOLIO_TOULBAR2_LIMIT"
 START_ENV = "PORTFOLIO_TOULBAR2_START"
 """``1`` makes toulbar2 follow the incumbent's values (off by default: it made plans worse)."""
 
+WARM_FOLLOW_ENV = "PORTFOLIO_TOULBAR2_WARM_FOLLOW"
+"""Which solves of the first round follow the warm start's values: ``round`` (every one, the
+default), ``last`` (the round's last; the others search freely) or ``none``. In a portfolio run the
+warm start is the quick backends' plan. Measured on S, default portfolio, three seeds alternated
+(issue 33, docs/benchmarks/quality.md): ``last`` far ahead at 60 s (mean 0.981 against 0.935),
+``round`` ahead at the contest's 240 s (0.992 against 0.982; ``none`` 0.981 against 0.997)."""
+
+WARM_FOLLOW_MODES = ("round", "last", "none")
+
 PRICE_FIRST_S, PRICE_STEP_S, PRICE_SHARE = 5.0, 1.0, 0.1
 """Subgradient seconds before the first round and between rounds, at most this share of the time
 left."""
@@ -111,6 +122,22 @@ PRICE_SPREAD = 2.0
 
 POLISH_MIN_FREE = 50
 """Below this many free nodes the kernels' polish is skipped (toulbar2 solves such networks)."""
+
+
+def _warm_follow(notes: list) -> str:
+    """``$PORTFOLIO_TOULBAR2_WARM_FOLLOW`` when it names a mode (noted when not the default)."""
+    mode = os.environ.get(WARM_FOLLOW_ENV, WARM_FOLLOW_MODES[0])
+    if mode not in WARM_FOLLOW_MODES:
+        notes.append(f"unknown ${WARM_FOLLOW_ENV} {mode!r}: {WARM_FOLLOW_MODES[0]}")
+        return WARM_FOLLOW_MODES[0]
+    if mode != WARM_FOLLOW_MODES[0]:
+        notes.append(f"warm start followed by: {mode}")
+    return mode
+
+
+def _follows_warm(mode: str, index: int, vectors: int) -> bool:
+    """Whether the first round's solve number ``index`` (of ``vectors``) follows the warm start."""
+    return mode == "round" or (mode == "last" and index == vectors - 1)
 
 
 def _parallel(default: int, vectors: int, notes: list) -> int:
@@ -343,8 +370,10 @@ class PenaltySearch:
         # 0.980 without, S 0.909 against 0.981; from the least-memory start plan it ruined N
         # (0.31). When turned on, it waits for a found plan (this backend's or the portfolio's).
         # A warm start is followed in the first round (toulbar2's initial solution: its upper
-        # bound and every variable's first value), whatever this switch says.
+        # bound and every variable's first value), whatever this switch says, by every solve of
+        # the round or as $PORTFOLIO_TOULBAR2_WARM_FOLLOW says.
         use_start = os.environ.get(START_ENV, "0") == "1"
+        warm_follow = _warm_follow(notes) if start is not None else WARM_FOLLOW_MODES[0]
         follow = False
         weights = bracket.vectors()
         out_of_time = not ok
@@ -371,7 +400,9 @@ class PenaltySearch:
                         out_of_time = True
                         break
                     (seconds, extra), kill, search, cap = limits
-                    along = best.plan if follow else (start if stats["rounds"] == 0 else None)
+                    warm = stats["rounds"] == 0 and _follows_warm(warm_follow, first + len(jobs),
+                                                                  len(weights))
+                    along = best.plan if follow else (start if warm else None)
                     jobs.append(ChildJob(self.child, (net, seed + stats["solves"] + len(jobs),
                                                       seconds, None if ub_cost is None
                                                       else ub_cost + 1, along) + extra,
