@@ -194,15 +194,15 @@ def test_a_warm_start_is_toulbar2s_start_and_nothing_worse_is_reported(mode, fol
     monkeypatch.setattr(search, "run_in_child", spy)
     monkeypatch.setenv(search.WARM_FOLLOW_ENV, follow)
     report = Sharing()
-    if mode == "deterministic":
-        report.work = Meter(1500, 500)
+    if mode == "deterministic":   # enough work for the first round and more (8 solves)
+        report.work = Meter(6000, 500)
         deadline = time.time() + 300
     else:
         deadline = time.time() + 4.0
     result = toulbar2.Toulbar2Backend().solve(mid(), deadline, 1, warm.solution.copy(), report)
     k = search.VECTORS
     first_round = starts[:k]
-    assert first_round and (mode == "timed" or len(first_round) == k)
+    assert first_round and (mode == "timed" or len(starts) > k)
     followed = [along is not None and np.array_equal(along, warm.solution) for along in first_round]
     expected = {"round": [True] * k, "last": [False] * (k - 1) + [True], "none": [False] * k}
     assert followed == expected[follow][:len(followed)]
