@@ -125,12 +125,18 @@ POLISH_MIN_FREE = 50
 """Below this many free nodes the kernels' polish is skipped (toulbar2 solves such networks)."""
 
 
+def _env_choice(env: str, allowed: tuple, default: str, notes: list) -> str:
+    """``$env`` when it names one of ``allowed``, else ``default`` (an unknown name is noted)."""
+    value = os.environ.get(env, default)
+    if value not in allowed:
+        notes.append(f"unknown {value!r} in ${env}: {default}")
+        return default
+    return value
+
+
 def _warm_follow(notes: list) -> str:
     """``$PORTFOLIO_TOULBAR2_WARM_FOLLOW`` when it names a mode (noted when not the default)."""
-    mode = os.environ.get(WARM_FOLLOW_ENV, WARM_FOLLOW_MODES[0])
-    if mode not in WARM_FOLLOW_MODES:
-        notes.append(f"unknown ${WARM_FOLLOW_ENV} {mode!r}: {WARM_FOLLOW_MODES[0]}")
-        return WARM_FOLLOW_MODES[0]
+    mode = _env_choice(WARM_FOLLOW_ENV, WARM_FOLLOW_MODES, WARM_FOLLOW_MODES[0], notes)
     if mode != WARM_FOLLOW_MODES[0]:
         notes.append(f"warm start followed by: {mode}")
     return mode
@@ -339,10 +345,7 @@ class PenaltySearch:
         polisher = Polisher(problem, seed, notes)
         rng = np.random.default_rng(seed)
         n, k = problem.num_nodes, max(1, int(self.vectors))
-        rule = os.environ.get(RULE_ENV, self.rule)
-        if rule not in RULES:
-            notes.append(f"unknown rule {rule!r} in ${RULE_ENV}: {self.rule}")
-            rule = self.rule
+        rule = _env_choice(RULE_ENV, RULES, self.rule, notes)
         parallel = 1 if pace.deterministic else _parallel(self.parallel, k, notes)
         prices = None
         if rule == "prices":
