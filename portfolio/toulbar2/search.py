@@ -58,6 +58,7 @@ from .network import build_network, build_tables
 from .pace import TimedPace, WorkPace, polish_units, setup_units
 from .penalty import penalised_child
 from .scaling import ScalingError
+from .tail import OwnBest, tail_seconds, tail_walk
 from .weights import Bracketing, broken_nodes, first_weights, global_scale, spread
 
 VECTORS = 3
@@ -233,6 +234,7 @@ class RoundHarvest:
     stats: dict
     notes: list
     use_start: bool      # follow the incumbent once a plan improved ($PORTFOLIO_TOULBAR2_START)
+    own: Optional[OwnBest] = None   # toulbar2's own best plan (the tail walk's start)
     solved_w: list = field(default_factory=list)
     solved_b: list = field(default_factory=list)
 
@@ -275,6 +277,8 @@ class RoundHarvest:
         improved = feasible and best.offer(plan, "toulbar2", own=True)
         polished = self.polisher(plan)
         stats["polished"] += int(polished is not None)
+        if self.own is not None:
+            self.own.offer(polished if polished is not None else plan if feasible else None)
         units += polish_units(problem) * (self.polisher.prep is not None)
         improved |= best.offer(polished, "toulbar2 + polish" if feasible
                                else "toulbar2 + repair + polish", own=True)
@@ -343,6 +347,10 @@ class PenaltySearch:
             return _result(best, lower, notes, {}, pace, t0)
         tables = build_tables(problem)
         polisher = Polisher(problem, seed, notes)
+        own = OwnBest(problem)
+        tail = (0.0 if pace.deterministic or polisher.prep is None
+                else tail_seconds(stop - time.monotonic(), notes))
+        pace.stop -= tail   # the solves end early; the tail walk takes the rest (timed runs)
         rng = np.random.default_rng(seed)
         n, k = problem.num_nodes, max(1, int(self.vectors))
         rule = _env_choice(RULE_ENV, RULES, self.rule, notes)
@@ -385,7 +393,7 @@ class PenaltySearch:
             pace.timings["setup_s"] = time.monotonic() - t0
         while not out_of_time and pace.another_round():
             follow |= best.offer(pace.round_best(), "portfolio best", own=False) and use_start
-            harvest = RoundHarvest(problem, best, polisher, pace, stats, notes, use_start)
+            harvest = RoundHarvest(problem, best, polisher, pace, stats, notes, use_start, own)
             batch = 1 if parallel == 1 else len(weights)   # P = 1: one vector after another
             for first in range(0, len(weights), batch):
                 jobs, job_w = [], []
@@ -431,6 +439,9 @@ class PenaltySearch:
             if prices is not None and pace.more_prices(prices, PRICE_STEP_S, PRICE_SHARE, target):
                 tables = dataclasses.replace(tables, excess=prices.penalty())
                 follow |= best.offer(pace.exchanged(), "portfolio best", own=False) and use_start
+        if tail:
+            notes.append(tail_walk(polisher.prep, own.plan if own.plan is not None else best.plan,
+                                   best, seed, stop, pace.round_best))
         if prices is not None:
             stats["price_steps"] = prices.steps
             if not pace.deterministic:
