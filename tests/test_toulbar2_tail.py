@@ -136,10 +136,16 @@ def test_a_walk_without_a_plan_says_so():
 
 
 # ------------------------------------------------------------------------------------- in a solve
+def test_the_tail_is_due_after_its_rounds_only():
+    assert not tail.tail_due(tail.TAIL_AFTER_ROUNDS - 1)
+    assert tail.tail_due(tail.TAIL_AFTER_ROUNDS) and tail.tail_due(tail.TAIL_AFTER_ROUNDS + 5)
+
+
 def test_a_timed_solve_ends_with_the_walk_and_keeps_to_its_deadline(monkeypatch):
     problem = instance()
     monkeypatch.setenv(search.EXACT_ENV, "0")
     monkeypatch.setenv(tail.TAIL_ENV, "0.3")
+    monkeypatch.setattr(tail, "TAIL_AFTER_ROUNDS", 0)   # from the first round: 8 s hold one
     report = NullReporter()
     t0 = time.monotonic()
     result = toulbar2.Toulbar2Backend().solve(problem, time.time() + 8.0, 0, None, report)
@@ -154,17 +160,22 @@ def test_a_timed_solve_ends_with_the_walk_and_keeps_to_its_deadline(monkeypatch)
     assert all(note == "toulbar2 + tail walk" for note in late)
 
 
-def test_off_there_is_no_walk(monkeypatch):
+@pytest.mark.parametrize("share, after", [("0", 0), ("0.3", 99)])
+def test_off_or_before_its_rounds_there_is_no_walk(share, after, monkeypatch):
     monkeypatch.setenv(search.EXACT_ENV, "0")
-    monkeypatch.setenv(tail.TAIL_ENV, "0")
-    result = toulbar2.Toulbar2Backend().solve(instance(), time.time() + 4.0, 0, None,
-                                              NullReporter())
+    monkeypatch.setenv(tail.TAIL_ENV, share)
+    monkeypatch.setattr(tail, "TAIL_AFTER_ROUNDS", after)
+    report = NullReporter()
+    result = toulbar2.Toulbar2Backend().solve(instance(), time.time() + 4.0, 0, None, report)
     assert result.status == Status.FEASIBLE and "tail walk" not in result.note
+    assert "solves=0," not in result.note
+    assert not any(note == "toulbar2 + tail walk" for _, _, note in report.reports)
 
 
 def test_deterministic_mode_has_no_walk_whatever_the_setting(monkeypatch):
     monkeypatch.setenv(search.EXACT_ENV, "0")
     monkeypatch.setenv(tail.TAIL_ENV, "0.3")
+    monkeypatch.setattr(tail, "TAIL_AFTER_ROUNDS", 0)
     report = NullReporter()
     report.work = CountingWork(3000, 1000)
     result = toulbar2.Toulbar2Backend().solve(instance(), time.time() + 300, 0, None, report)

@@ -58,7 +58,7 @@ from .network import build_network, build_tables
 from .pace import TimedPace, WorkPace, polish_units, setup_units
 from .penalty import penalised_child
 from .scaling import ScalingError
-from .tail import OwnBest, tail_seconds, tail_walk
+from .tail import OwnBest, tail_due, tail_seconds, tail_walk
 from .weights import Bracketing, broken_nodes, first_weights, global_scale, spread
 
 VECTORS = 3
@@ -102,6 +102,9 @@ EXACT_ENV = "PORTFOLIO_TOULBAR2_EXACT"
 
 LIMIT_ENV = "PORTFOLIO_TOULBAR2_LIMIT"
 """Overrides ``FIRST_LIMIT`` (for benchmarks)."""
+
+LIMIT_STEP_ENV = "PORTFOLIO_TOULBAR2_LIMIT_STEP"
+"""Overrides ``LIMIT_STEP`` (for benchmarks; 0: every round's solves get the first limit)."""
 
 START_ENV = "PORTFOLIO_TOULBAR2_START"
 """``1`` makes toulbar2 follow the incumbent's values (off by default: it made plans worse)."""
@@ -170,16 +173,17 @@ def _run_jobs(jobs: list, parallel: int) -> list:
     return run_children(jobs, parallel, cpu_limits=True, stretch=float(parallel))
 
 
-def _first_limit(notes: list) -> float:
-    """``FIRST_LIMIT``, or ``$PORTFOLIO_TOULBAR2_LIMIT`` seconds (for benchmarks)."""
-    raw = os.environ.get(LIMIT_ENV)
+def _seconds_env(env: str, default: float, least: float, notes: list) -> float:
+    """``$env`` seconds (at least ``least``) when set to a number, else ``default`` (noted when not
+    a number). For benchmarks: the solve limits' knobs."""
+    raw = os.environ.get(env)
     if raw is None:
-        return FIRST_LIMIT
+        return default
     try:
-        return max(1.0, float(raw))
+        return max(least, float(raw))
     except ValueError:
-        notes.append(f"${LIMIT_ENV}={raw!r} is not a number: {FIRST_LIMIT} s")
-        return FIRST_LIMIT
+        notes.append(f"${env}={raw!r} is not a number: {default} s")
+        return default
 
 
 class Polisher:
@@ -327,10 +331,11 @@ class PenaltySearch:
         best = BestPlan(problem, report)
         notes: list[str] = []
         pace: Any
+        first_limit = _seconds_env(LIMIT_ENV, FIRST_LIMIT, 1.0, notes)
         if getattr(report, "work", None) is not None:
-            pace = WorkPace(report, stop, _first_limit(notes), problem)
+            pace = WorkPace(report, stop, first_limit, problem)
         else:
-            pace = TimedPace(report, stop, _first_limit(notes), problem)
+            pace = TimedPace(report, stop, first_limit, problem)
         start = _starting_plan(problem, warm_start, best, report, pace)
         if problem.num_nodes == 0:
             plan = np.zeros(0, dtype=np.int64)
@@ -350,7 +355,8 @@ class PenaltySearch:
         own = OwnBest(problem)
         tail = (0.0 if pace.deterministic or polisher.prep is None
                 else tail_seconds(stop - time.monotonic(), notes))
-        pace.stop -= tail   # the solves end early; the tail walk takes the rest (timed runs)
+        step = _seconds_env(LIMIT_STEP_ENV, LIMIT_STEP, 0.0, notes)
+        tail_on = False     # from the round tail_due() names, the solves end the tail early
         rng = np.random.default_rng(seed)
         n, k = problem.num_nodes, max(1, int(self.vectors))
         rule = _env_choice(RULE_ENV, RULES, self.rule, notes)
@@ -391,7 +397,11 @@ class PenaltySearch:
         out_of_time = not ok
         if not pace.deterministic:
             pace.timings["setup_s"] = time.monotonic() - t0
-        while not out_of_time and pace.another_round():
+        while not out_of_time:
+            if tail and not tail_on and tail_due(stats["rounds"]):
+                tail_on, pace.stop = True, pace.stop - tail   # the walk takes the last seconds
+            if not pace.another_round():
+                break
             follow |= best.offer(pace.round_best(), "portfolio best", own=False) and use_start
             harvest = RoundHarvest(problem, best, polisher, pace, stats, notes, use_start, own)
             batch = 1 if parallel == 1 else len(weights)   # P = 1: one vector after another
@@ -434,12 +444,12 @@ class PenaltySearch:
             bracket.update(np.array(harvest.solved_w).reshape(-1, n),
                            np.array(harvest.solved_b).reshape(-1, n))
             weights = bracket.vectors()
-            pace.next_round(LIMIT_STEP, LIMIT_MAX)
+            pace.next_round(step, LIMIT_MAX)
             target = best.plan if stats["improved"] or start is not None else None
             if prices is not None and pace.more_prices(prices, PRICE_STEP_S, PRICE_SHARE, target):
                 tables = dataclasses.replace(tables, excess=prices.penalty())
                 follow |= best.offer(pace.exchanged(), "portfolio best", own=False) and use_start
-        if tail:
+        if tail_on:
             notes.append(tail_walk(polisher.prep, own.plan if own.plan is not None else best.plan,
                                    best, seed, stop, pace.round_best))
         if prices is not None:

@@ -9,7 +9,8 @@ that does not beat the incumbent as polished is never descended at all, though a
 end below the incumbent's. So the solves end ``tail`` seconds early, and in the tail this worker
 runs its own iterated local search (the kernels' :meth:`portfolio.kernels.engine.Searcher.ils`, a
 seed of its own) from toulbar2's best own plan: two walks at once at the end, from two basins
-when toulbar2's plan is not the portfolio's best.
+when toulbar2's plan is not the portfolio's best. The tail is kept only once toulbar2 has done
+``TAIL_AFTER_ROUNDS`` rounds (at 60 s it never has).
 
 Timed runs only: deterministic mode counts its work (:mod:`.pace`) and has no tail. Set by
 ``$PORTFOLIO_TOULBAR2_TAIL`` (the tail's share of the time; 0 turns it off).
@@ -30,6 +31,12 @@ from portfolio.problem import Problem
 TAIL_SHARE, TAIL_MIN_S, TAIL_MAX_S = 0.0, 2.0, 30.0
 """The tail's share of the engine's time; under ``TAIL_MIN_S`` seconds there is none, and it is
 at most ``TAIL_MAX_S``."""
+
+TAIL_AFTER_ROUNDS = 3
+"""The tail is kept from the round after this many rounds on, never earlier: a tail cuts the last
+solve short, and with few rounds (60 s: two) that solve is worth more than the walk (measured:
+docs/benchmarks/quality.md, "Third session"). A graph too large for that many rounds gets no tail.
+"""
 
 TAIL_ENV = "PORTFOLIO_TOULBAR2_TAIL"
 """Overrides ``TAIL_SHARE`` (a number from 0 to 0.5)."""
@@ -53,6 +60,11 @@ def tail_seconds(seconds: float, notes: list) -> float:
             notes.append(f"${TAIL_ENV}={raw!r} is not a number: {TAIL_SHARE}")
     tail = min(TAIL_MAX_S, share * max(0.0, seconds))
     return tail if tail >= TAIL_MIN_S else 0.0
+
+
+def tail_due(rounds: int) -> bool:
+    """Whether the solves end early from now on, after ``rounds`` completed rounds."""
+    return rounds >= TAIL_AFTER_ROUNDS
 
 
 @dataclass
