@@ -210,4 +210,4 @@ def test_stuck_child_is_killed_and_the_backend_answers(monkeypatch):
         p, t + 5.0, 0, None, NullReporter())
     assert time.time() < t + 5.5
     assert res.lower_bound is not None and res.lower_bound <= true_optimum(p)
-    assert "killed" in res.note
+    assert "toulbar2 child killed: no answer before its limit" in res.note

@@ -238,7 +238,8 @@ def priced_solve(problem: Problem, m: Any, lam: np.ndarray, seconds: float,
                                       safety, search=safety, cap=time.monotonic() + safety)
     work = {} if backtracks is None else _work(net, value if outcome == "ok" else None)
     if outcome != "ok":
-        return PricedOutcome(None, f"toulbar2 child {outcome}: {value}",
+        why = "no answer before its limit" if value is None else value
+        return PricedOutcome(None, f"toulbar2 child {outcome}: {why}",
                              timings={"build_s": build_s}, work=work)
     times = {"build_s": build_s, "post_s": value["build_s"], "search_s": value["solve_s"]}
     dual = value["dual"]
