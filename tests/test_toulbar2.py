@@ -450,3 +450,20 @@ def test_a_solve_running_into_the_cap_is_stopped_before_it_not_killed():
     assert outcome == "ok", value
     assert value["stopped_at"] <= cap - KILL_GRACE + 0.3
     assert time.monotonic() - t0 < 2.5
+
+
+@pytest.mark.parametrize("raw, expected, noted", [
+    (None, 2.0, False),    # unset: the default
+    ("0", 0.0, False),     # constant solves
+    ("-3", 0.0, False),    # never below the least
+    ("1.5", 1.5, False),
+    ("soon", 2.0, True),   # not a number: the default, noted
+])
+def test_a_seconds_knob_reads_a_number_or_keeps_its_default(raw, expected, noted, monkeypatch):
+    if raw is None:
+        monkeypatch.delenv(search.LIMIT_STEP_ENV, raising=False)
+    else:
+        monkeypatch.setenv(search.LIMIT_STEP_ENV, raw)
+    notes: list = []
+    assert search._seconds_env(search.LIMIT_STEP_ENV, 2.0, 0.0, notes) == expected
+    assert bool(notes) == noted and all(search.LIMIT_STEP_ENV in n for n in notes)
