@@ -353,9 +353,9 @@ class PenaltySearch:
             return _result(best, lower, notes, {}, pace, t0)
         tables = build_tables(problem)
         polisher = Polisher(problem, seed, notes)
-        own = OwnBest(problem)
         tail = (0.0 if pace.deterministic or polisher.prep is None
                 else tail_seconds(stop - time.monotonic(), notes))
+        own = OwnBest(problem) if tail else None   # kept only for the walk
         step = _seconds_env(LIMIT_STEP_ENV, LIMIT_STEP, 0.0, notes)
         tail_on = False     # from the round tail_due() names, the solves end the tail early
         rng = np.random.default_rng(seed)
@@ -451,8 +451,8 @@ class PenaltySearch:
                 tables = dataclasses.replace(tables, excess=prices.penalty())
                 follow |= best.offer(pace.exchanged(), "portfolio best", own=False) and use_start
         if tail_on:
-            notes.append(tail_walk(polisher.prep, own.plan if own.plan is not None else best.plan,
-                                   best, seed, stop, pace.round_best))
+            begin = best.plan if own is None or own.plan is None else own.plan
+            notes.append(tail_walk(polisher.prep, begin, best, seed, stop, pace.round_best))
         if prices is not None:
             stats["price_steps"] = prices.steps
             if not pace.deterministic:
