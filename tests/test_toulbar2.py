@@ -16,6 +16,7 @@ from portfolio.evaluate import evaluate
 from portfolio.problem import Capacity, Problem
 from portfolio.toulbar2 import search
 from portfolio.toulbar2.child import KILL_GRACE, run_in_child, started_search
+from portfolio.toulbar2.knobs import env_number
 from portfolio.toulbar2.network import build_network, build_tables
 from portfolio.toulbar2.penalty import penalised_child
 from portfolio.toulbar2.scaling import MAX_SCALE, TOTAL_LIMIT, ScalingError, choose_scale
@@ -465,5 +466,5 @@ def test_a_seconds_knob_reads_a_number_or_keeps_its_default(raw, expected, noted
     else:
         monkeypatch.setenv(search.LIMIT_STEP_ENV, raw)
     notes: list = []
-    assert search._seconds_env(search.LIMIT_STEP_ENV, 2.0, 0.0, notes) == expected
+    assert env_number(search.LIMIT_STEP_ENV, 2.0, notes, least=0.0, unit=" s") == expected
     assert bool(notes) == noted and all(search.LIMIT_STEP_ENV in n for n in notes)

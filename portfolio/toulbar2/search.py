@@ -58,6 +58,7 @@ from .child import ChildJob, run_children, run_in_child
 from .network import build_network, build_tables
 from .pace import TimedPace, WorkPace, polish_units, setup_units
 from .penalty import penalised_child
+from .knobs import env_choice, env_number
 from .scaling import ScalingError
 from .tail import OwnBest, tail_due, tail_seconds, tail_walk
 from .weights import Bracketing, broken_nodes, first_weights, global_scale, spread
@@ -130,18 +131,9 @@ POLISH_MIN_FREE = 50
 """Below this many free nodes the kernels' polish is skipped (toulbar2 solves such networks)."""
 
 
-def _env_choice(env: str, allowed: tuple, default: str, notes: list) -> str:
-    """``$env`` when it names one of ``allowed``, else ``default`` (an unknown name is noted)."""
-    value = os.environ.get(env, default)
-    if value not in allowed:
-        notes.append(f"unknown {value!r} in ${env}: {default}")
-        return default
-    return value
-
-
 def _warm_follow(notes: list) -> str:
     """``$PORTFOLIO_TOULBAR2_WARM_FOLLOW`` when it names a mode (noted when not the default)."""
-    mode = _env_choice(WARM_FOLLOW_ENV, WARM_FOLLOW_MODES, WARM_FOLLOW_MODES[0], notes)
+    mode = env_choice(WARM_FOLLOW_ENV, WARM_FOLLOW_MODES, WARM_FOLLOW_MODES[0], notes)
     if mode != WARM_FOLLOW_MODES[0]:
         notes.append(f"warm start followed by: {mode}")
     return mode
@@ -172,19 +164,6 @@ def _run_jobs(jobs: list, parallel: int) -> list:
         return [run_in_child(job.target, job.args, job.limit, search=job.search, cap=job.cap)
                 for job in jobs]
     return run_children(jobs, parallel, cpu_limits=True, stretch=float(parallel))
-
-
-def _seconds_env(env: str, default: float, least: float, notes: list) -> float:
-    """``$env`` seconds (at least ``least``) when set to a number, else ``default`` (noted when not
-    a number). For benchmarks: the solve limits' knobs."""
-    raw = os.environ.get(env)
-    if raw is None:
-        return default
-    try:
-        return max(least, float(raw))
-    except ValueError:
-        notes.append(f"${env}={raw!r} is not a number: {default} s")
-        return default
 
 
 class Polisher:
@@ -332,7 +311,7 @@ class PenaltySearch:
         best = BestPlan(problem, report)
         notes: list[str] = []
         pace: Any
-        first_limit = _seconds_env(LIMIT_ENV, FIRST_LIMIT, 1.0, notes)
+        first_limit = env_number(LIMIT_ENV, FIRST_LIMIT, notes, least=1.0, unit=" s")
         if getattr(report, "work", None) is not None:
             pace = WorkPace(report, stop, first_limit, problem)
         else:
@@ -356,11 +335,11 @@ class PenaltySearch:
         tail = (0.0 if pace.deterministic or polisher.prep is None
                 else tail_seconds(stop - time.monotonic(), notes))
         own = OwnBest(problem) if tail else None   # kept only for the walk
-        step = _seconds_env(LIMIT_STEP_ENV, LIMIT_STEP, 0.0, notes)
+        step = env_number(LIMIT_STEP_ENV, LIMIT_STEP, notes, least=0.0, unit=" s")
         tail_on = False     # from the round tail_due() names, the solves end the tail early
         rng = np.random.default_rng(seed)
         n, k = problem.num_nodes, max(1, int(self.vectors))
-        rule = _env_choice(RULE_ENV, RULES, self.rule, notes)
+        rule = env_choice(RULE_ENV, RULES, self.rule, notes)
         parallel = 1 if pace.deterministic else _parallel(self.parallel, k, notes)
         prices = None
         if rule == "prices":

@@ -18,7 +18,6 @@ Timed runs only: deterministic mode counts its work (:mod:`.pace`) and has no ta
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
@@ -27,6 +26,8 @@ import numpy as np
 
 from portfolio.evaluate import evaluate
 from portfolio.problem import Problem
+
+from .knobs import env_number
 
 TAIL_SHARE, TAIL_MIN_S, TAIL_MAX_S = 0.0, 2.0, 30.0
 """The tail's share of the engine's time; under ``TAIL_MIN_S`` seconds there is none, and it is
@@ -51,13 +52,7 @@ SEED_SHIFT = 7919
 def tail_seconds(seconds: float, notes: list) -> float:
     """The tail of a solve of ``seconds``: ``TAIL_SHARE`` (or ``$PORTFOLIO_TOULBAR2_TAIL``) of it,
     capped at ``TAIL_MAX_S``; 0 when under ``TAIL_MIN_S``."""
-    share = TAIL_SHARE
-    raw = os.environ.get(TAIL_ENV)
-    if raw is not None:
-        try:
-            share = min(0.5, max(0.0, float(raw)))
-        except ValueError:
-            notes.append(f"${TAIL_ENV}={raw!r} is not a number: {TAIL_SHARE}")
+    share = env_number(TAIL_ENV, TAIL_SHARE, notes, least=0.0, most=0.5)
     tail = min(TAIL_MAX_S, share * max(0.0, seconds))
     return tail if tail >= TAIL_MIN_S else 0.0
 
