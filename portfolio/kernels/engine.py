@@ -262,6 +262,7 @@ class Searcher:
         self._walk_cost = 0
         self.stats = {"rounds": 0, "kicks": 0, "candidates": 0, "adopted": 0}
         self.safety_net = False   # run_work: the wall clock stopped it before its work was spent
+        self._evals_per_s = 2e6   # ils_until: strategy evaluations a second, measured as it goes
 
     # -------------------------------------------------------------- state
     def cost_of(self, rsol: np.ndarray) -> int:
@@ -353,6 +354,25 @@ class Searcher:
             return True
         return False
 
+    def ils_until(self, until: float,
+                  after_chunk: Optional[Callable[[bool], None]] = None) -> bool:
+        """ILS on the best plan until ``until`` (a ``time.monotonic()`` value), in calls sized to
+        about 0.1 s of strategy evaluations at the rate measured so far (kept between calls), so
+        ``until`` is never overrun by more than a chunk; ``after_chunk(improved)`` after each call.
+        Returns whether the best improved."""
+        improved = False
+        while time.monotonic() < until:
+            budget = int(self._evals_per_s * min(0.1, max(until - time.monotonic(), 0.005)))
+            k0, e0 = time.monotonic(), self.sc.ints[1]
+            better = self.ils(1 << 30, max_evals=budget)
+            improved |= better
+            spent = time.monotonic() - k0
+            if spent > 1e-3:
+                self._evals_per_s = max((self.sc.ints[1] - e0) / spent, 1e4)
+            if after_chunk is not None:
+                after_chunk(better)
+        return improved
+
     # -------------------------------------------------------------- the anytime loop
     def run(self, stop: float, max_rounds: Optional[int] = None,
             on_improve: Optional[Callable[[np.ndarray], None]] = None,
@@ -365,7 +385,6 @@ class Searcher:
         about 0.1 s, so ``stop`` is never overrun by more than a chunk.
         """
         round_s = 0.0
-        evals_per_s = 2e6
         while True:
             if max_rounds is not None and self.rounds >= max_rounds:
                 break
@@ -383,13 +402,7 @@ class Searcher:
                 improved |= self.ils(self.p.kicks_per_round)
             else:
                 ils_stop = min(time.monotonic() + round_s * self.p.ils_share, stop - 0.05)
-                while time.monotonic() < ils_stop:
-                    budget = int(evals_per_s * min(0.1, max(ils_stop - time.monotonic(), 0.005)))
-                    k0, e0 = time.monotonic(), self.sc.ints[1]
-                    improved |= self.ils(1 << 30, max_evals=budget)
-                    spent = time.monotonic() - k0
-                    if spent > 1e-3:
-                        evals_per_s = max((self.sc.ints[1] - e0) / spent, 1e4)
+                improved |= self.ils_until(ils_stop)
             if improved and on_improve is not None:
                 on_improve(self.best)
 

@@ -18,8 +18,8 @@ def env_choice(env: str, allowed: tuple, default: str, notes: list) -> str:
 
 def env_number(env: str, default: float, notes: list, least: float = -math.inf,
                most: float = math.inf, unit: str = "") -> float:
-    """``$env`` as a number clipped to ``[least, most]`` when set, else ``default`` (noted when it is
-    not a number; ``unit`` follows the default in the note)."""
+    """``$env`` as a number clipped to ``[least, most]`` when set, else ``default`` (noted when it
+    is not a number; ``unit`` follows the default in the note)."""
     raw = os.environ.get(env)
     if raw is None:
         return default

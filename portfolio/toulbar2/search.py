@@ -34,7 +34,8 @@ made better with what the project has.
 
 Rules and knobs for benchmarks: ``PORTFOLIO_TOULBAR2_RULE`` (``prices``, ``nodes``, ``global``),
 ``PORTFOLIO_TOULBAR2_EXACT=0``, ``PORTFOLIO_TOULBAR2_LIMIT`` (first solve's seconds),
-``PORTFOLIO_TOULBAR2_LIMIT_STEP`` (its growth per round), ``PORTFOLIO_TOULBAR2_TAIL`` (:mod:`.tail`),
+``PORTFOLIO_TOULBAR2_LIMIT_STEP`` (its growth per round), ``PORTFOLIO_TOULBAR2_TAIL``
+(:mod:`.tail`; every knob is read by :mod:`.knobs`),
 ``PORTFOLIO_TOULBAR2_PARALLEL`` (solves at once, ``PARALLEL``: with more than one, the backend's
 worker holds more than the one core the runner counts for it), ``PORTFOLIO_TOULBAR2_WARM_FOLLOW``
 (which first-round solves follow the warm start).

@@ -82,10 +82,10 @@ class OwnBest:
 def tail_walk(prep: Any, start: Optional[np.ndarray], best: Any, seed: int, stop: float,
               fetch: Callable[[], Optional[np.ndarray]]) -> str:
     """Iterated local search from ``start`` (a feasible plan of the problem) until ``stop`` (a
-    ``time.monotonic()`` value), in chunks of about 0.1 s; each improvement that beats ``best``
-    (:class:`portfolio.exact.BestPlan`) is reported through it. ``best`` learns the portfolio's
-    plan (``fetch()``) every ``FETCH_S``, so plans the runner would drop are not sent. Returns a
-    note."""
+    ``time.monotonic()`` value), in the kernels' timed chunks (:meth:`Searcher.ils_until`); each
+    improvement that beats ``best`` (:class:`portfolio.exact.BestPlan`) is reported through it.
+    ``best`` learns the portfolio's plan (``fetch()``) every ``FETCH_S``, so plans the runner would
+    drop are not sent. Returns a note."""
     from portfolio.kernels.engine import Searcher
 
     rsol = None if start is None or prep is None else prep.contract(start)
@@ -94,17 +94,16 @@ def tail_walk(prep: Any, start: Optional[np.ndarray], best: Any, seed: int, stop
     search = Searcher(prep, seed + SEED_SHIFT)
     if not search.offer(rsol):
         return "tail walk: its start does not fit"
-    first, found, evals_per_s, fetched = search.best_cost, 0, 2e6, -FETCH_S
-    while (left := stop - time.monotonic()) > 0.05:
-        if time.monotonic() - fetched >= FETCH_S:
-            fetched = time.monotonic()
+    first, found, fetched = search.best_cost, [0], [-FETCH_S]
+
+    def after_chunk(better: bool) -> None:
+        if better:
+            found[0] += int(best.offer(prep.expand(search.best), "toulbar2 + tail walk", own=True))
+        if time.monotonic() - fetched[0] >= FETCH_S:
+            fetched[0] = time.monotonic()
             best.offer(fetch(), "portfolio best", own=False)
-        budget = int(evals_per_s * min(0.1, left))
-        t, e0 = time.monotonic(), search.sc.ints[1]
-        if search.ils(1 << 30, max_evals=budget):
-            found += int(best.offer(prep.expand(search.best), "toulbar2 + tail walk", own=True))
-        spent = time.monotonic() - t
-        if spent > 1e-3:
-            evals_per_s = max((search.sc.ints[1] - e0) / spent, 1e4)
+
+    after_chunk(False)   # the portfolio's plan before the first report
+    search.ils_until(stop - 0.05, after_chunk)
     gain = (first - search.best_cost) / max(abs(first), 1)
-    return f"tail walk: {100 * gain:.2f} % below its start, {found} reported"
+    return f"tail walk: {100 * gain:.2f} % below its start, {found[0]} reported"
