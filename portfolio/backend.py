@@ -19,10 +19,11 @@ import types
 import typing
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
-from typing import Iterable, Optional, Protocol, runtime_checkable
+from typing import Any, Iterable, Mapping, Optional, Protocol, runtime_checkable
 
 import numpy as np
 
+from .backend_options import Option
 from .prices import SharedPrices
 from .problem import Problem
 from .work import Work
@@ -74,6 +75,9 @@ class SolveResult:
     lower_bound: Optional[int] = None
     note: str = ""
     timings: dict[str, float] = field(default_factory=dict)
+    safety_net: bool = False
+    """Deterministic mode: the backend stopped on its wall-clock safety net before its work budget
+    was spent. The run's answer is then not the deterministic one (its ``complete`` is False)."""
 
 
 def no_nodes_result(num_nodes: int) -> Optional[SolveResult]:
@@ -120,6 +124,11 @@ class Reporter(Protocol):
     """Deterministic mode's budget (:mod:`portfolio.work`), None in a timed run: a backend that
     declares ``meta.deterministic`` counts its work through it and reads no clock."""
 
+    options: Mapping[str, Any]
+    """The values of the options the backend declares (``BackendMeta.options``), given or default
+    (a budget-aware default resolved for the run's budget). Read them through
+    :func:`options_of`, which fills the defaults when a reporter carries none (a direct call)."""
+
     # Optional (call them through getattr with a default: a reporter of one's own may lack them):
     # memory prices shared between backends (:mod:`portfolio.prices`).
     def publish_prices(self, key: str, prices: np.ndarray, bound: int, note: str = "") -> None:
@@ -139,10 +148,12 @@ class NullReporter:
     """A reporter for direct calls outside the runner: remembers plans, bounds and demands, shares
     nothing."""
 
-    def __init__(self) -> None:
+    def __init__(self, options: Optional[Mapping[str, Any]] = None) -> None:
         self.reports: list[tuple[float, np.ndarray, str]] = []
         self.bounds: list[tuple[float, int, str]] = []
         self.demands: list[tuple[str, str]] = []
+        self.options: Mapping[str, Any] = dict(options or {})
+        """The options a direct call gives the backend (missing ones: their defaults)."""
 
     def __call__(self, solution: np.ndarray, note: str = "") -> None:
         self.reports.append((time.monotonic(), np.array(solution, dtype=np.int64), note))
@@ -198,6 +209,11 @@ class BackendMeta:
     (the run's budget is split in proportion). A timed run's cores go to the backends that use
     them; a deterministic run fixes the split in advance, so a backend that keeps the cores busy
     declares more, a one-shot or mostly idle one less."""
+    options: tuple[Option, ...] = ()
+    """The settings it takes (:class:`portfolio.backend_options.Option`: name, type, default or
+    budget-aware default, allowed values, help, whether it can change the plan): set with
+    ``--option NAME.OPTION=VALUE``, a config file, ``backend_options=`` or a bench configuration
+    ``NAME[OPTION=VALUE]``, read in ``solve`` through :func:`options_of`."""
 
     @property
     def in_default(self) -> bool:
@@ -265,14 +281,43 @@ def declared(backend: object) -> tuple[BackendMeta, list[str]]:
     if not isinstance(meta, BackendMeta):
         return BackendMeta(), problems + [f"meta is a {type(meta).__name__}, not a BackendMeta; "
                                           f"defaults used"]
-    wrong = {}
+    wrong: dict[str, object] = {}
     for f in fields(BackendMeta):
         value, kind = getattr(meta, f.name), _FIELD_TYPES[f.name]
         if not _conforms(value, kind):
             wrong[f.name] = f.default
             problems.append(f"meta.{f.name} = {repr(value)[:60]} is not {_type_name(kind)}; "
                             f"the default {f.default!r} is used")
+    if "options" not in wrong:
+        kept, dropped = _checked_options(meta.options)
+        problems += dropped
+        if len(kept) != len(meta.options):
+            wrong["options"] = kept
     return (replace(meta, **wrong) if wrong else meta), problems
+
+
+def _checked_options(options: tuple[Option, ...]) -> tuple[tuple[Option, ...], list[str]]:
+    """The well-formed options of a declaration (a bad one, or a name declared twice, is left
+    out with a line saying why: the backend still runs, with that setting at its own default)."""
+    kept: list[Option] = []
+    problems: list[str] = []
+    for option in options:
+        why = option.problems()
+        if not why and option.name in {o.name for o in kept}:
+            why = [f"option {option.name!r} is declared twice"]
+        if why:
+            problems += [f"meta.options: {w}; left out" for w in why]
+        else:
+            kept.append(option)
+    return tuple(kept), problems
+
+
+def options_of(backend: object, report: object) -> dict[str, Any]:
+    """The values of ``backend``'s declared options for this solve: what the runner resolved
+    (``report.options``), else each option's plain default (a direct call with a reporter that
+    carries none). What ``solve`` reads instead of the environment or constructor arguments."""
+    given = getattr(report, "options", None) or {}
+    return {o.name: given.get(o.name, o.default) for o in declared(backend)[0].options}
 
 
 def _type_name(kind: object) -> str:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Optional, Union
+from typing import Any, Mapping, Optional, Union
 
 from .errors import ProblemError
 
@@ -44,6 +44,10 @@ DEFAULT_WORK = 110_000
 of one core of the reference machine each), split among the run's backends in proportion to their
 ``work_share``: about 60 s with the default portfolio on the reference machine (2 cores;
 docs/benchmarks/determinism.md, "The default budget")."""
+
+WORK_PER_SECOND = DEFAULT_WORK / 60.0
+"""Work units a nominal second: the default work budget takes about 60 s with the default
+portfolio on the reference machine, so a budget-aware option reads it as a 60 s run."""
 
 DETERMINISTIC_TIME_LIMIT = 600.0
 """The wall-clock safety net of a deterministic run when no time limit is given: generous, so that
@@ -146,6 +150,13 @@ class RunOptions:
     """``cost`` (the cheapest plan that fits) or ``peak`` (the plan with the least peak memory,
     ties broken by cost): read by :func:`portfolio.api.run`, which hands a ``peak`` solve to
     :func:`portfolio.memory.objective.solve_least_peak` (a search over budgets made of runs)."""
+    config: Optional[str] = field(default=None, compare=False)
+    """The config file the backend options came from (a record: its options are in
+    ``backend_options`` already)."""
+    backend_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    """Options given for backends, ``{backend: {option: value}}`` (typed values, checked against
+    the backends' declarations by :mod:`portfolio.configure` before a run; the runner resolves
+    every declared option of each backend it runs, defaults included, and records them)."""
 
     def __post_init__(self) -> None:
         if self.work is not None and self.deterministic is False:
@@ -155,6 +166,15 @@ class RunOptions:
                                DETERMINISTIC_TIME_LIMIT if self.deterministic is True else TIME_LIMIT)
         self.check()
         object.__setattr__(self, "time_limit", float(self.time_limit))   # 10 and 10.0 alike
+
+    @property
+    def budget_seconds(self) -> float:
+        """The budget a budget-aware option default reads (:class:`portfolio.backend_options.
+        Budgeted`): the time limit, or in deterministic mode the work budget in nominal seconds
+        (``WORK_PER_SECOND`` units a second, so the default work budget reads as 60 s)."""
+        if self.deterministic:
+            return float(self.work_budget or DEFAULT_WORK) / WORK_PER_SECOND
+        return float(self.time_limit)
 
     @property
     def work_budget(self) -> Optional[int]:
@@ -194,6 +214,11 @@ class RunOptions:
         if self.objective == "peak" and self.cluster is not None:
             raise ProblemError("objective: 'peak' is not supported in a cluster solve "
                                "(dask_scheduler, dask_workers); run it on one machine")
+        if not isinstance(self.backend_options, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, Mapping) and all(isinstance(n, str) for n in v)
+                for k, v in self.backend_options.items()):
+            raise ProblemError(f"backend_options: expected {{backend: {{option: value}}}}, got "
+                               f"{self.backend_options!r}"[:200])
         if self.deterministic and self.cluster is not None:
             raise ProblemError("deterministic: not supported in a cluster solve (dask_scheduler, "
                                "dask_workers); run it on one machine")

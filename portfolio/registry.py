@@ -417,7 +417,8 @@ class Registry:
                          "default": info.meta.in_default, "deterministic": info.meta.deterministic,
                          "description": info.backend.description,
                          "capabilities": info.backend.capabilities.labels(), "clash": info.clash,
-                         "engines": {e: distribution_version(e) for e in info.meta.engines}})
+                         "engines": {e: distribution_version(e) for e in info.meta.engines},
+                         "options": [o.describe() for o in info.meta.options]})
         return rows
 
     def select(self, names: Optional[Iterable[str]]) -> list[BackendLike]:

@@ -1,0 +1,184 @@
+"""Where backend options come from, merged and checked once before anything runs: a TOML config
+file (``--config FILE.toml``, ``config=``, ``$PORTFOLIO_CONFIG`` for ``iopddl``), then
+``--option BACKEND.NAME=VALUE`` or ``backend_options=`` on top.
+
+A config file has one table per backend, and optionally a ``[portfolio]`` table naming the
+backends a run uses (what ``portfolio tune`` writes)::
+
+    [portfolio]
+    backends = ["greedy", "localsearch", "toulbar2"]
+
+    [toulbar2]
+    warm_follow = "last"
+    first_limit = 6.0
+
+Every problem is one :class:`~portfolio.backend_options.OptionError` line naming the file, the
+table and the key, or the backend and option, with what is allowed (the CLI exits 2 on it, before
+any solving). Options of a backend that is installed but not in the run are checked and then
+have no effect: a config file may serve several backend sets.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from .backend import BackendLike, declared
+from .backend_options import (Option, OptionError, check_given, parse_assignment,
+                              unknown_option)
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover -- Python 3.10
+    import tomli as tomllib
+
+CONFIG_ENV = "PORTFOLIO_CONFIG"
+"""The one variable the contest drop-in ``iopddl`` reads (it takes only the contest's arguments):
+the path of a config file. Recorded with the run like any config."""
+
+RUN_TABLE = "portfolio"
+"""The config table of run-level settings (``backends``), not a backend's."""
+
+RUN_KEYS = ("backends",)
+
+
+@dataclass(frozen=True)
+class Config:
+    """A config file as read: the run's backends (None: not set) and each backend's options
+    (typed as TOML gives them, not yet checked against the backends' declarations)."""
+
+    path: Optional[str] = None
+    backends: Optional[tuple[str, ...]] = None
+    options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+def read_config(path: str | os.PathLike) -> Config:
+    """The config file at ``path`` (TOML), or :class:`OptionError` naming the file and where."""
+    where = str(path)
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise OptionError(f"{where}: no such config file") from None
+    except OSError as exc:
+        raise OptionError(f"{where}: cannot read the config file ({exc.strerror or exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise OptionError(f"{where}: not a valid TOML file: {exc}") from None
+    backends = None
+    options: dict[str, dict[str, Any]] = {}
+    for table, body in data.items():
+        if not isinstance(body, dict):
+            raise OptionError(f"{where}: {table} = {body!r}: expected a table [{table}] of "
+                              f"NAME = VALUE (one per backend)")
+        if table == RUN_TABLE:
+            for key, value in body.items():
+                if key not in RUN_KEYS:
+                    raise OptionError(f"{where}: [{RUN_TABLE}] {key}: unknown key; allowed: "
+                                      f"{', '.join(RUN_KEYS)}")
+                if not isinstance(value, list) or not value or \
+                        not all(isinstance(v, str) and v for v in value):
+                    raise OptionError(f"{where}: [{RUN_TABLE}] backends: expected a list of "
+                                      f"backend names, got {value!r}")
+                backends = tuple(value)
+            continue
+        for key, value in body.items():
+            if isinstance(value, dict):
+                raise OptionError(f"{where}: [{table}] {key}: expected a value, got a table")
+        options[table] = dict(body)
+    return Config(where, backends, options)
+
+
+Lookup = Callable[[str], Optional[tuple[str, tuple[Option, ...]]]]
+"""A backend name (plain or qualified) -> (the name it runs under, its declared options), or None
+for a name no backend has."""
+
+
+def lookup_in(registry: Any, chosen: Sequence[BackendLike] = ()) -> Lookup:
+    """A :data:`Lookup` over the run's chosen backends first (objects a caller passed that the
+    registry may not know), then every backend the ``registry`` knows."""
+    by_name = {b.name: b for b in chosen}
+
+    def find(name: str) -> Optional[tuple[str, tuple[Option, ...]]]:
+        backend = by_name.get(name)
+        if backend is None and registry is not None:
+            info = registry.info(name)
+            backend = None if info is None else info.backend
+        if backend is None:
+            return None
+        return backend.name, declared(backend)[0].options
+
+    return find
+
+
+def _known(registry: Any, chosen: Sequence[BackendLike]) -> str:
+    names = sorted({b.name for b in chosen} | set(registry.names() if registry is not None else ()))
+    return ", ".join(names) or "(none)"
+
+
+def gather(lookup: Lookup, known: str, *, config: Optional[Config] = None,
+           given: Optional[Mapping[str, Mapping[str, Any]]] = None,
+           assignments: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """The options of a run, ``{backend: {option: value}}``, typed and checked: the config file's,
+    then ``given`` (Python values, as ``portfolio.solve(backend_options=...)`` takes them), then
+    the command line's ``BACKEND.NAME=VALUE`` texts, each later one overriding. ``known``: the
+    backend names an error line offers."""
+    out: dict[str, dict[str, Any]] = {}
+
+    def put(backend: str, values: Mapping[str, Any], where: str) -> None:
+        found = lookup(backend)
+        if found is None:
+            raise OptionError(f"{where}unknown backend {backend!r}; known backends: {known}")
+        name, declared_options = found
+        try:
+            checked = check_given(name, declared_options, values)
+        except OptionError as exc:
+            raise OptionError(f"{where}{exc}") from None
+        out.setdefault(name, {}).update(checked)
+
+    if config is not None:
+        for backend, values in config.options.items():
+            put(backend, values, f"{config.path}: [{backend}]: ")
+    if given is not None:
+        if not isinstance(given, Mapping):
+            raise OptionError(f"backend_options: expected {{backend: {{option: value}}}}, "
+                              f"got {type(given).__name__}")
+        for backend, values in given.items():
+            put(str(backend), values, "backend_options: ")
+    for text in assignments:
+        backend, option, value = parse_assignment(text)
+        found = lookup(backend)
+        if found is None:
+            raise OptionError(f"--option {text}: unknown backend {backend!r}; known backends: "
+                              f"{known}")
+        name, declared_options = found
+        match = [o for o in declared_options if o.name == option]
+        if not match:
+            raise OptionError(f"--option {text}: {unknown_option(name, option, declared_options)}")
+        try:
+            out.setdefault(name, {})[option] = match[0].parse(value)
+        except OptionError as exc:
+            raise OptionError(f"--option {text}: option {name}.{option}: {exc}") from None
+    return {k: v for k, v in out.items() if v}
+
+
+def run_options_given(registry: Any, chosen: Sequence[BackendLike], *,
+                      config: Optional[Config] = None,
+                      given: Optional[Mapping[str, Mapping[str, Any]]] = None,
+                      assignments: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """:func:`gather` over the chosen backends and the registry: what the CLI and the API call."""
+    return gather(lookup_in(registry, chosen), _known(registry, chosen), config=config,
+                  given=given, assignments=assignments)
+
+
+def config_from(path: Optional[str | os.PathLike]) -> Optional[Config]:
+    """The config file at ``path`` read, or None without one."""
+    return None if path is None else read_config(Path(path))
+
+
+def not_in_run(options: Mapping[str, Mapping[str, Any]], chosen: Sequence[BackendLike]) -> list[str]:
+    """The backends that options were given for but that the run does not use (one note each)."""
+    running = {b.name for b in chosen}
+    return sorted(name for name in options if name not in running)
