@@ -252,6 +252,7 @@ class Answers:
                 self._reject(run, refused)
                 return
         run.status = result.status
+        run.safety_net = result.safety_net
         exact = bool(worker.backend.capabilities.exact)
         if result.status is Status.OPTIMAL:
             run.claimed_optimal, run.lower_bound = True, ev.cost
@@ -289,5 +290,8 @@ class Answers:
                       "honour_demand": self.options.honour_demand},
             engines=engine_versions(self.backends), deterministic=deterministic,
             warm_start=None if self.warm is None else self.warm.report(cost),
+            options={name: dict(values) for name, values in self.option_values.items()},
+            options_given={k: dict(v) for k, v in self.options.backend_options.items()},
+            config=self.options.config,
         )
 

@@ -21,7 +21,8 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from ..backend import BackendLike
+from ..backend import BackendLike, declared
+from ..backend_options import check_given, resolve
 from ..evaluate import Evaluation
 from ..options import RunOptions
 from ..problem import Problem
@@ -42,6 +43,19 @@ from .warmstart import WARM_START, WarmStart, repair_seconds, take_warm_start
 from .worker import PlanMapping, SharedBest
 
 __all__ = ["FALLBACK", "Portfolio", "deadline_plan", "run_portfolio"]
+
+
+def resolved_options(backends: Sequence[BackendLike], options: RunOptions) -> dict[str, dict]:
+    """Every declared option of each backend with its value in this run: the given one (checked
+    against the declaration: :class:`~portfolio.backend_options.OptionError` otherwise, before any
+    worker starts), else the default for the run's budget (``options.budget_seconds``)."""
+    out = {}
+    for backend in backends:
+        declared_options = declared(backend)[0].options
+        given = check_given(backend.name, declared_options,
+                            options.backend_options.get(backend.name, {}))
+        out[backend.name] = resolve(declared_options, given, options.budget_seconds)
+    return out
 
 
 class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules, Exchange):
@@ -69,6 +83,7 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
         if options.deterministic:   # only backends that count work take part (one note names the rest)
             backends, left_out = deterministic_split(backends)
         self.problem, self.backends, self.options = problem, list(backends), options
+        self.option_values = resolved_options(self.backends, options)
         start = options.start
         self.start = time.monotonic() if start is None else start
         if self.start > time.monotonic() + 1.0:

@@ -24,13 +24,17 @@ received, and :meth:`Exchange._deterministic_summary` says it is not the determi
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
-from ..backend import BackendLike, Status, declared
+from ..backend import (DISTRIBUTION, BackendLike, Status, declared, distribution_version,
+                       engine_versions)
+from ..backend_options import plan_relevant
 from ..evaluate import Evaluation
 from ..work import EXCHANGE_UNITS
 from . import validate
@@ -251,6 +255,9 @@ class Exchange:
             at, name, why = dropped[0]
             reason = (f"{name} ended without its final word at exchange point {at}: "
                       f"{validate.note_text(why)[:120]}")
+        elif (clocked := sorted(n for n, r in self.runs.items() if r.safety_net)):
+            reason = (f"{clocked[0]} stopped on its wall-clock safety net before its work was "
+                      f"done (exchange point {k} of {total})")
         elif self.halted is None and self.stopped_early is None and (late or not finished):
             reason = f"wall-clock limit fired at exchange point {k} of {total}" + (
                 f": {late[0][1]} returned at the backends' deadline, at its point {late[0][0]}"
@@ -260,4 +267,19 @@ class Exchange:
             self.best, self.best_eval, self.best_backend = self.loose_best
         return {"requested": True, "complete": reason is None, "reason": reason,
                 "work": self.options.work_budget, "work_per_backend": dict(sorted(self.work_of.items())),
-                "exchange": EXCHANGE_UNITS, "points": k, "left_out": list(self.left_out)}
+                "exchange": EXCHANGE_UNITS, "points": k, "left_out": list(self.left_out),
+                **self._identity()}
+
+    def _identity(self) -> dict:
+        """What decides the plan besides the problem: seed, work, backends, the options that can
+        change the plan, versions; and a digest of them (the same problem and the same
+        ``identity`` give the same plan: docs/determinism.md)."""
+        options = {b.name: plan_relevant(declared(b)[0].options, self.option_values[b.name])
+                   for b in self.backends}
+        versions = {"portfolio": distribution_version(DISTRIBUTION) or "",
+                    **engine_versions(self.backends)}
+        identity = {"seed": self.options.seed, "work": self.options.work_budget,
+                    "backends": sorted(b.name for b in self.backends), "options": options,
+                    "versions": versions}
+        text = json.dumps(identity, sort_keys=True, default=str)
+        return {"options": options, "identity": hashlib.sha256(text.encode()).hexdigest()[:16]}

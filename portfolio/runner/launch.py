@@ -99,7 +99,8 @@ class Launching:
         shared = self.shared if backend.capabilities.warm_start else None
         spec = WorkerSpec(backend, problem, self.soft_deadline, run.seed, warm, self.start,
                           shared, mapping, run.cores, prices=self.price_board,
-                          price_slot=list(self.runs).index(run.name) % MAX_WRITERS)
+                          price_slot=list(self.runs).index(run.name) % MAX_WRITERS,
+                          options=self.option_values.get(backend.name, {}))
         if self.options.deterministic:
             spec.reporter = functools.partial(PointReporter, t0=self.start, board=self.shared,
                                               shared=shared, mapping=mapping, total=self.work_of[run.name])

@@ -81,6 +81,9 @@ class BackendRun:
     bounds: list[BoundPoint] = field(default_factory=list)   # in-run bounds, as received
     demand: str = "normal"         # CPU demand the backend declared last ("low": nice 19)
     demand_note: str = ""
+    safety_net: bool = False
+    """Deterministic mode: the backend said it stopped on its wall-clock safety net before its
+    work was done (``SolveResult.safety_net``): the run's answer is not the deterministic one."""
     traceback: Optional[str] = None
     """The whole traceback of an exception the backend raised in ``solve`` or ``prepare`` (its
     note shows the last line); ``--json`` has it per backend, ``--debug`` prints it."""
@@ -110,6 +113,7 @@ class BackendRun:
             "demand": self.demand,
             "demand_note": self.demand_note,
             "traceback": self.traceback,
+            "safety_net": self.safety_net,
             "claims": [c.to_dict() for c in self.claims],
             "incumbents": [{"time": i.time, "cost": i.cost, "note": i.note} for i in self.incumbents],
             "bounds": [{"time": b.time, "value": b.value, "note": b.note} for b in self.bounds],
@@ -153,6 +157,14 @@ class PortfolioResult:
     """Memory budgets (:mod:`portfolio.memory`, docs/budgets.md): why no plan fits (the certified
     least peak, the best plan's peak, proven or not), or an ``objective="peak"`` run's least peak
     and its bound; None otherwise. Filled by the caller after the run, never by the runner."""
+    options: dict[str, dict] = field(default_factory=dict)
+    """Every option in effect, per backend of the run: given or default, a budget-aware default
+    as resolved for this run's budget (:mod:`portfolio.backend_options`)."""
+    config: Optional[str] = None
+    """The config file the options came from (``--config``, ``$PORTFOLIO_CONFIG``), if any."""
+    options_given: dict[str, dict] = field(default_factory=dict)
+    """The options the caller set (a config file, ``--option``, ``backend_options``), per backend,
+    including those of backends the run did not use."""
 
     @property
     def plan_hash(self) -> Optional[str]:
@@ -258,4 +270,7 @@ class PortfolioResult:
                           for t, c, b in self.gap_trace()],
             "solution": None if self.solution is None else [int(s) for s in self.solution],
             "warm_start": self.warm_start,
+            "options": {k: dict(v) for k, v in self.options.items()},
+            "options_given": {k: dict(v) for k, v in self.options_given.items()},
+            "config": self.config,
         }

@@ -42,6 +42,7 @@ class Result:
     lower_bound: Optional[int]
     note: str
     problems: list[str]
+    safety_net: bool = False   # deterministic mode: stopped on its safety clock, work not done
 
 
 def note_text(value: object) -> str:
@@ -117,7 +118,8 @@ def result_fields(payload: object) -> Result:
     solution = payload.get("solution")
     if status in (Status.OPTIMAL, Status.FEASIBLE) and solution is None:
         raise MessageError(f"status {status.value} without a solution")
-    return Result(status, solution, bound, note_text(payload.get("note", "")), problems)
+    return Result(status, solution, bound, note_text(payload.get("note", "")), problems,
+                  payload.get("safety_net") is True)
 
 
 def message(msg: object) -> tuple[str, tuple]:

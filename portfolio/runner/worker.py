@@ -128,6 +128,7 @@ class PipeReporter:
         self.lock = threading.Lock()
         self.closed = False
         self.work = None   # deterministic mode's budget (portfolio.work): a timed run has none
+        self.options: dict = {}   # the backend's resolved options (set by worker_main)
         threading.Thread(target=self._flusher, name="portfolio-flusher", daemon=True).start()
 
     def __call__(self, solution: np.ndarray, note: str = "") -> None:
@@ -259,7 +260,8 @@ def _plain_result(result: object, mapping: Optional[PlanMapping]) -> dict:
     solution = None if result.solution is None else plain_plan(result.solution, mapping)
     return {"status": status if isinstance(status, str) else repr(status)[:80],
             "solution": solution, "lower_bound": _plain_bound(result.lower_bound),
-            "note": result.note if isinstance(result.note, str) else repr(result.note)[:300]}
+            "note": result.note if isinstance(result.note, str) else repr(result.note)[:300],
+            "safety_net": result.safety_net is True}
 
 
 @dataclass
@@ -282,6 +284,8 @@ class WorkerSpec:
     """The run's price board (:mod:`.priceboard`); None in deterministic mode."""
     price_slot: int = 0
     """The worker's slot on the board (its number in the run, modulo ``MAX_WRITERS``)."""
+    options: Optional[dict] = None
+    """The backend's options for this run, every declared one resolved (``report.options``)."""
 
 
 def wall_deadline(monotonic_deadline: float) -> float:
@@ -306,6 +310,7 @@ def worker_main(spec: WorkerSpec, conn: Connection) -> None:
     reporter = (spec.reporter(conn) if spec.reporter is not None
                 else PipeReporter(conn, spec.t0, spec.shared, spec.mapping, spec.prices,
                                   getattr(spec.backend, "name", ""), spec.price_slot))
+    reporter.options = dict(spec.options or {})
     try:
         if has_prepare(spec.backend):
             t = time.perf_counter()
