@@ -42,12 +42,14 @@ The dot products are thread-count free; the deadline is the safety net only.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
 from portfolio.backend import (Backend, BackendMeta, Capabilities, Reporter, SolveResult, Status,
-                               no_nodes_result, time_left)
+                               no_nodes_result, options_of, time_left)
+from portfolio.backend_options import Option
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
 from portfolio.problem import Problem
@@ -68,24 +70,56 @@ TB2_SHARE, TB2_MIN_S, TB2_MARGIN_S = 0.55, 15.0, 1.5
 seconds left, and ends this long before the deadline (the answer still has to go back)."""
 
 
+OPTIONS = (
+    Option("max_steps", "int", 0, low=0,
+           help="subgradient steps, then stop (0: until the deadline or the work budget)"),
+    Option("toulbar2", "bool", True,
+           help="a late phase that raises the bound with toulbar2 on the priced problem (timed runs)"),
+    Option("tb2_share", "float", TB2_SHARE, low=0.0, high=1.0,
+           help="share of the backend's time before the toulbar2 phase starts"),
+    Option("tb2_min_s", "float", TB2_MIN_S, low=0.0,
+           help="seconds the toulbar2 phase needs at least, else it is skipped"),
+    Option("trws_iters", "int", 2, low=1, high=50,   # the kernels' BoundParams default
+           help="TRW-S passes between two price steps"),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The backend's options for one solve."""
+
+    max_steps: Optional[int]
+    toulbar2: bool
+    tb2_share: float
+    tb2_min_s: float
+    trws_iters: int
+
+    @classmethod
+    def of(cls, values: dict) -> "Settings":
+        return cls(values["max_steps"] or None, values["toulbar2"], values["tb2_share"],
+                   values["tb2_min_s"], values["trws_iters"])
+
+    @property
+    def params(self) -> "BoundParams":
+        """The kernels' parameters (numba: built in the worker, never when the plugin loads)."""
+        from portfolio.kernels.bound import BoundParams
+
+        return BoundParams(trws_iters=self.trws_iters)
+
+
 class BoundBackend(Backend):
     name = "bound"
     description = "Certified Lagrangian lower bound (memory prices, TRW-S star bound, subgradient)"
     capabilities = Capabilities(exact=True, warm_start=True, reduced=True)
-    meta = BackendMeta(engines=("numba", "numpy", "pytoulbar2"), deterministic=True)
+    meta = BackendMeta(engines=("numba", "numpy", "pytoulbar2"), deterministic=True,
+                       options=OPTIONS)
 
-    def __init__(self, max_steps: Optional[int] = None,
-                 params: Optional[BoundParams] = None, toulbar2: bool = True,
-                 tb2_share: float = TB2_SHARE, tb2_min_s: float = TB2_MIN_S) -> None:
-        self.max_steps = max_steps     # set: a fixed number of steps instead of the deadline
-        self.params = params
-        self.toulbar2, self.tb2_share, self.tb2_min_s = toulbar2, tb2_share, tb2_min_s
-
-    def _tb2_ready(self) -> bool:
+    @staticmethod
+    def _tb2_ready(cfg: Settings) -> bool:
         """The phase is on and pytoulbar2 can be imported (checked without importing it)."""
         import importlib.util
 
-        return self.toulbar2 and importlib.util.find_spec("pytoulbar2") is not None
+        return cfg.toulbar2 and importlib.util.find_spec("pytoulbar2") is not None
 
     def _tb2_phase(self, problem: Problem, prep, lb, seed: int, stop: float,
                    report: Reporter) -> str:
@@ -129,6 +163,7 @@ class BoundBackend(Backend):
 
         t0, begin = time.perf_counter(), time.monotonic()
         stop = begin + time_left(deadline)
+        cfg = Settings.of(options_of(self, report))
         if (empty := no_nodes_result(problem.num_nodes)) is not None:
             return empty
         try:
@@ -136,8 +171,9 @@ class BoundBackend(Backend):
         except ValueError as exc:   # usages beyond the int64 kernels' range
             return SolveResult(Status.UNSUPPORTED, note=f"bound: {exc}")
         if (meter := meter_of(report)) is not None:
-            return self._solve_counted(problem, prep, stop, seed, warm_start, report, t0, meter)
-        lb = LagrangeBound(problem, prep.rm, self.params, seed, kbound.kernel_offset(prep))
+            return self._solve_counted(problem, prep, stop, seed, warm_start, report, t0, meter,
+                                       cfg)
+        lb = LagrangeBound(problem, prep.rm, cfg.params, seed, kbound.kernel_offset(prep))
         offset = int(problem.cost_offset)
         known = [None, -1.0]   # best verified cost (problem objective), last read time
 
@@ -159,15 +195,15 @@ class BoundBackend(Backend):
 
         link = _price_link(problem, prep, lb, report, begin)
         step_s, closed, looked = 0.0, False, -1.0
-        tb2, tb2_note = self._tb2_ready(), ""
+        tb2, tb2_note = self._tb2_ready(cfg), ""
         while True:
-            if tb2 and time.monotonic() >= begin + self.tb2_share * (stop - begin):
+            if tb2 and time.monotonic() >= begin + cfg.tb2_share * (stop - begin):
                 tb2 = False   # once
-                if stop - time.monotonic() >= self.tb2_min_s:
+                if stop - time.monotonic() >= cfg.tb2_min_s:
                     tb2_note = "; " + self._tb2_phase(problem, prep, lb, seed, stop, report)
-            if self.max_steps is not None and lb.steps >= self.max_steps:
+            if cfg.max_steps is not None and lb.steps >= cfg.max_steps:
                 break
-            if self.max_steps is None and time.monotonic() + max(2 * step_s, 0.05) > stop:
+            if cfg.max_steps is None and time.monotonic() + max(2 * step_s, 0.05) > stop:
                 break
             t = time.monotonic()
             lb.step(target())
@@ -189,7 +225,7 @@ class BoundBackend(Backend):
 
     def _solve_counted(self, problem: Problem, prep, stop: float, seed: int,
                        warm_start: Optional[np.ndarray], report: Reporter, t0: float,
-                       meter: Meter) -> SolveResult:
+                       meter: Meter, cfg: Settings) -> SolveResult:
         """Deterministic mode: the steps counted in work units (see the module's docstring)."""
         from portfolio.kernels import bound as kbound
         from portfolio.kernels import units
@@ -197,7 +233,7 @@ class BoundBackend(Backend):
         from portfolio.kernels.engine import greedy_plan
 
         offset = kbound.kernel_offset(prep)
-        lb = LagrangeBound(problem, prep.rm, self.params, seed, offset, deterministic=True)
+        lb = LagrangeBound(problem, prep.rm, cfg.params, seed, offset, deterministic=True)
         known = None if warm_start is None else _clean_cost(problem, warm_start)
         first = units.prepare_units(problem)
         if known is None:   # a greedy plan's cost keeps the first steps' target honest
@@ -217,7 +253,7 @@ class BoundBackend(Backend):
         iters = lb.p.trws_iters
         fixed = units.sweep_units(prep.rm, iters) + units.star_units(prep.rm, problem)
         step_s, closed, safety = 0.0, False, False
-        while go_on and (self.max_steps is None or lb.steps < self.max_steps):
+        while go_on and (cfg.max_steps is None or lb.steps < cfg.max_steps):
             if time.monotonic() + max(2 * step_s, 0.05) > stop:   # the safety net only
                 safety = True
                 break
@@ -236,7 +272,8 @@ class BoundBackend(Backend):
                 + ("; gap closed: the best plan is optimal" if closed else "")
                 + ("; stopped by the wall-clock safety net before its work was spent"
                    if safety else ""))
-        return SolveResult(Status.NO_SOLUTION, lower_bound=lb.best, note=note, timings=timings)
+        return SolveResult(Status.NO_SOLUTION, lower_bound=lb.best, note=note, timings=timings,
+                           safety_net=safety)
 
 
 def _price_link(problem: Problem, prep, lb, report: Reporter, t0: float):

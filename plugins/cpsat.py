@@ -37,6 +37,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from portfolio.backend import BackendMeta
+from portfolio.backend_options import Option
 from portfolio.evaluate import evaluate
 from portfolio.exact import (ExactBackend, ExactModel, ExactOutcome, ModelSize, WorkLimit,
                              build_exact_model)
@@ -116,6 +117,10 @@ def default_parameters(threads: int) -> dict:
     return {"subsolvers": SUBSOLVERS[:threads]}
 
 
+MEMORY_ENCODINGS = ("auto", "rows", "lazy", "sweep", "cumulative")
+"""The memory encodings the engine can build (``auto`` chooses by model size)."""
+
+
 class CpSatEngine:
     """Builds and solves the CP-SAT model of one Problem (see the module docstring)."""
 
@@ -123,7 +128,7 @@ class CpSatEngine:
 
     def __init__(self, memory: str = "auto", linking: str = "marginal",
                  budget: ModelSize = BUDGET, parameters: Optional[dict] = None) -> None:
-        if memory not in ("auto", "rows", "lazy", "sweep", "cumulative"):
+        if memory not in MEMORY_ENCODINGS:
             raise ValueError(f"unknown memory encoding {memory!r}")
         if linking not in ("marginal", "weak"):
             raise ValueError(f"unknown edge linking {linking!r}")
@@ -303,7 +308,13 @@ class CpSatBackend(ExactBackend):
     capabilities = replace(ExactBackend.capabilities, threads=True)   # CP-SAT's parallel workers
     meta = BackendMeta(engines=("ortools", "numba", "numpy"), requirement="ortools>=9.10",
                        requires=("ortools", "ortools.sat.python", "ortools.sat.python.cp_model"),
-                       deterministic=True)
+                       deterministic=True, options=(
+                           Option("memory", "choice", "auto", choices=MEMORY_ENCODINGS,
+                                  help="how the memory limit is encoded (auto: by model size; "
+                                       "docs/benchmarks/cpsat.md)"),
+                           Option("linking", "choice", "marginal", choices=("marginal", "weak"),
+                                  help="how edge variables are tied to node variables"),
+                       ))
     engine_type = CpSatEngine
 
 

@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
-from portfolio.backend import Backend, BackendMeta, Capabilities, Reporter, SolveResult, Status
+from portfolio.backend import (Backend, BackendMeta, Capabilities, Reporter, SolveResult, Status,
+                               options_of)
+from portfolio.backend_options import Option
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
 from portfolio.kernels.backend import KernelBackend
@@ -39,10 +41,10 @@ class GreedyBackend(KernelBackend):
     description = "Memory-aware greedy on merged functional groups: fast feasible first plan"
     capabilities = Capabilities(reduced=True)
     meta = BackendMeta(engines=("numba", "numpy"), deterministic=True,
-                       work_share=0.1)
-
-    def __init__(self, design: int = 2) -> None:
-        self.design = design
+                       work_share=0.1, options=(
+                           Option("design", "int", 2, low=1, high=2,
+                                  help="1: least memory first, then cheaper choices; 2: cheapest "
+                                       "choices where neighbours agree, then repair memory"),))
 
     def prepare(self) -> None:
         """Compile only the greedy's kernels (model, reduction, greedy): the first plan comes
@@ -58,9 +60,10 @@ class GreedyBackend(KernelBackend):
         from portfolio.kernels import engine
 
         t1 = time.perf_counter()
-        sol, ok, stats = engine.greedy_plan(prep, self.design, seed, blocks=False)
+        design = options_of(self, report)["design"]
+        sol, ok, stats = engine.greedy_plan(prep, design, seed, blocks=False)
         if ok:   # a first plan now; the block polish may have to wait for its kernels
-            self._report(problem, prep.expand(sol), report)
+            self._report(problem, prep.expand(sol), report, design)
             with engine.compile_lock("moves"):
                 sol = engine.polish(prep, sol, seed)
         t2 = time.perf_counter()
@@ -74,18 +77,20 @@ class GreedyBackend(KernelBackend):
             return SolveResult(Status.NO_SOLUTION, note="memory repair could not reach a "
                                "feasible plan", timings=timings)
         plan = prep.expand(sol)
-        note = self._report(problem, plan, report)
+        note = self._report(problem, plan, report, design)
         if note is None:  # the kernels and the judge disagree: never hand it over
             return SolveResult(Status.NO_SOLUTION, note="internal check failed: plan "
                                "infeasible", timings=timings)
         return SolveResult(Status.FEASIBLE, plan, note=note, timings=timings)
 
-    def _report(self, problem: Problem, plan: np.ndarray, report: Reporter) -> Optional[str]:
+    @staticmethod
+    def _report(problem: Problem, plan: np.ndarray, report: Reporter,
+                design: int) -> Optional[str]:
         """Report ``plan`` when the judge finds it feasible; its note, or None."""
         ev = evaluate(problem, plan)
         if not ev.feasible:
             return None
-        note = f"design {self.design}"
+        note = f"design {design}"
         if ev.has_forbidden:
             note += f"; {ev.forbidden_node_choices + ev.forbidden_edge_entries} forbidden choices"
         report(plan, note)

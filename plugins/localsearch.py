@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, NamedTuple, Optional
 import numpy as np
 
 from portfolio.backend import (Backend, BackendMeta, Capabilities, Reporter, SolveResult, Status,
-                               time_left)
+                               options_of, time_left)
+from portfolio.backend_options import Option
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
 from portfolio.kernels.backend import KernelBackend
@@ -46,18 +47,41 @@ REPORT_EVERY = 0.3
 """Seconds between two reported plans (the last improvement is always reported at the end)."""
 
 
+OPTIONS = (
+    Option("max_rounds", "int", 0, low=0,
+           help="Lagrangian rounds, then stop (0: until the deadline; timed runs only)"),
+    Option("trws_iters", "int", 3, low=1, high=50, help="TRW-S passes per Lagrangian round"),
+    Option("block_nodes", "int", 10, low=1, high=200,
+           help="nodes of a block (tree DP) move in the local search's descents"),
+    Option("kick_min", "int", 2, low=1, high=1000,
+           help="fewest nodes an iterated-local-search kick changes"),
+    Option("kick_max", "int", 12, low=1, high=1000,
+           help="most nodes an iterated-local-search kick changes"),
+    Option("ils_share", "float", 1.0, low=0.0, high=100.0,
+           help="iterated local search after a round, as a multiple of the round's time (timed)"),
+    Option("kicks_per_round", "int", 100, low=0,
+           help="iterated-local-search kicks after each round (deterministic mode)"),
+)
+"""The search's settings (defaults: the kernels' ``SearchParams``) and the rounds' cap."""
+
+
+def search_params(values: dict) -> SearchParams:
+    """The kernels' parameters from the backend's options (numba: called in the worker)."""
+    from portfolio.kernels.engine import SearchParams
+
+    names = ("trws_iters", "block_nodes", "kick_min", "kick_max", "ils_share", "kicks_per_round")
+    params = SearchParams(**{k: values[k] for k in names})
+    if params.kick_max < params.kick_min:   # a range given upside down: the larger is the max
+        params.kick_min, params.kick_max = params.kick_max, params.kick_min
+    return params
+
+
 class LocalSearchBackend(KernelBackend):
     name = "localsearch"
     description = "Lagrangian TRW-S rounds + iterated local search on merged functional groups"
     capabilities = Capabilities(anytime=True, warm_start=True, reduced=True, randomized=True)
     meta = BackendMeta(engines=("numba", "numpy"), deterministic=True,
-                       work_share=3.0)
-
-    def __init__(self, max_rounds: Optional[int] = None,
-                 params: Optional[SearchParams] = None) -> None:
-        self.max_rounds = max_rounds   # set: a fixed number of rounds instead of the deadline
-        #                                (a timed run only: deterministic mode counts work units)
-        self.params = params
+                       work_share=3.0, options=OPTIONS)
 
     def prepare(self) -> None:
         """Compile every stage up to the local search; stages another worker is compiling are
@@ -76,7 +100,8 @@ class LocalSearchBackend(KernelBackend):
             return self._solve_counted(prep, problem, deadline, seed, warm_start, report, t0,
                                        meter)
         stop = time.monotonic() + time_left(deadline)
-        search = engine.Searcher(prep, seed, self.params)
+        values = options_of(self, report)
+        search = engine.Searcher(prep, seed, search_params(values))
         start = _start(prep, problem, search, warm_start, seed)
         notes = [start.note] if start.note else []
         warm_cost = start.warm_cost
@@ -98,7 +123,7 @@ class LocalSearchBackend(KernelBackend):
 
         if search.best is not None and start.fresh:   # not the warm start as the runner has it
             on_improve(search.best)
-        search.run(stop, self.max_rounds, on_improve, fetch)
+        search.run(stop, values["max_rounds"] or None, on_improve, fetch)
         flush(True)
         timings = {**prep.timings, "best_s": last[2], "total_s": time.perf_counter() - t0}
         return _result(problem, prep, search, warm_start, warm_cost, notes, timings)
@@ -110,7 +135,8 @@ class LocalSearchBackend(KernelBackend):
         from portfolio.kernels import engine, units
 
         stop = time.monotonic() + time_left(deadline)   # the safety net, nothing more
-        search = engine.Searcher(prep, seed, self.params, deterministic=True)
+        search = engine.Searcher(prep, seed, search_params(options_of(self, report)),
+                                 deterministic=True)
         start = _start(prep, problem, search, warm_start, seed)
         notes = [start.note] if start.note else []
         found = [0.0]
@@ -133,7 +159,9 @@ class LocalSearchBackend(KernelBackend):
         if search.safety_net:
             notes.append("stopped by the wall-clock safety net before its work was spent")
         timings = {**prep.timings, "best_s": found[0], "total_s": time.perf_counter() - t0}
-        return _result(problem, prep, search, warm_start, start.warm_cost, notes, timings)
+        result = _result(problem, prep, search, warm_start, start.warm_cost, notes, timings)
+        result.safety_net = bool(search.safety_net)
+        return result
 
 
 class _Start(NamedTuple):

@@ -38,6 +38,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from portfolio.backend import BackendMeta
+from portfolio.backend_options import Option
 from portfolio.evaluate import evaluate
 from portfolio.exact import ExactBackend, ExactOutcome, ModelSize, WorkLimit
 from portfolio.hookspecs import backends_hook
@@ -447,7 +448,27 @@ class MaxSatBackend(ExactBackend):
     description = "python-sat RC2 (core-guided MaxSAT): exact on presolved instances, LNS windows above"
     meta = BackendMeta(engines=("python-sat", "numba", "numpy"), requirement="python-sat>=1.8.dev13",
                        requires=("pysat", "pysat.examples", "pysat.examples.rc2"),
-                       deterministic=True)
+                       deterministic=True, options=(
+                           Option("edge_form", "choice", MaxSatEngine.edge_form,
+                                  choices=("pairs", "direct"),
+                                  help="edges as pairs with marginal linking, or as binary "
+                                       "soft clauses"),
+                           Option("exhaust", "bool", MaxSatEngine.exhaust,
+                                  help="RC2's core exhaustion"),
+                           Option("minz", "bool", MaxSatEngine.minz,
+                                  help="RC2's core minimisation"),
+                           Option("blo", "choice", MaxSatEngine.blo, choices=("basic", "div"),
+                                  help="RC2's stratification of the weights"),
+                           Option("solver", "choice", MaxSatEngine.solver,
+                                  choices=("g3", "g4", "cd15", "cd19", "mgh", "m22"),
+                                  help="pysat's SAT oracle"),
+                           Option("diffusion", "float", MaxSatEngine.diffusion, low=0.0,
+                                  high=0.5, help="share of the time limit for min-sum "
+                                                 "diffusion (at most 10 s)"),
+                           Option("memory", "choice", MaxSatEngine.memory,
+                                  choices=("lazy", "eager"),
+                                  help="memory rows added as models break them, or all at once"),
+                       ))
     engine_type = MaxSatEngine
 
 

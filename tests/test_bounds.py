@@ -201,7 +201,7 @@ def test_directed_rounding_helpers():
 def test_bundled_example_bound_at_most_its_optimum():
     opt = true_optimum(EXAMPLE)
     assert opt <= 445
-    res = BoundBackend(max_steps=200).solve(EXAMPLE, time.time() + 60, 0, None, NullReporter())
+    res = BoundBackend().solve(EXAMPLE, time.time() + 60, 0, None, NullReporter({"max_steps": 200}))
     assert res.status is Status.NO_SOLUTION and res.lower_bound is not None
     assert 0 < res.lower_bound <= opt
 
@@ -215,7 +215,9 @@ def test_backend_stops_when_the_gap_closes():
     opt = true_optimum(p)
     plan = min((np.array(x) for x in itertools.product(*(range(k) for k in counts))),
                key=lambda x: evaluate(p, x).cost)
-    res = BoundBackend(max_steps=10_000).solve(p, time.time() + 60, 0, None, Sharing(plan))
+    sharing = Sharing(plan)
+    sharing.options = {"max_steps": 10_000}
+    res = BoundBackend().solve(p, time.time() + 60, 0, None, sharing)
     assert res.lower_bound == opt
     assert "gap closed" in res.note and int(res.note.split()[0]) < 10_000
 

@@ -271,8 +271,8 @@ def test_localsearch_starts_from_a_feasible_warm_start(mid, good_g, deterministi
         assert np.array_equal(rep.reports[0][1], good_g)   # its first incumbent, handed over
         assert "warm start" in result.note
     else:
-        rep = NullReporter()
-        result = LocalSearchBackend(max_rounds=2).solve(mid, time.time() + 60, 0, good_g, rep)
+        rep = NullReporter({"max_rounds": 2})
+        result = LocalSearchBackend().solve(mid, time.time() + 60, 0, good_g, rep)
     assert all(evaluate(mid, p).cost <= good_cost for _, p, _ in rep.reports)
     assert evaluate(mid, result.solution).cost <= good_cost
     cold, _ = solve("localsearch", mid, 0, 150, 100)

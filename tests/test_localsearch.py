@@ -11,7 +11,6 @@ from portfolio.backend import NullReporter, Status
 from portfolio.evaluate import evaluate
 from portfolio.generate import generate_problem
 from portfolio.io import load_problem
-from portfolio.kernels.engine import SearchParams
 from portfolio_plugins.localsearch import LocalSearchBackend
 
 from conftest import bench_path
@@ -24,8 +23,8 @@ def synthetic():
 
 
 def test_reports_only_feasible_plans_and_improves(synthetic):
-    rep = NullReporter()
-    res = LocalSearchBackend(max_rounds=5).solve(synthetic, time.time() + 60, 1, None, rep)
+    rep = NullReporter({"max_rounds": 5})
+    res = LocalSearchBackend().solve(synthetic, time.time() + 60, 1, None, rep)
     assert res.status is Status.FEASIBLE
     assert rep.reports
     costs = []
@@ -38,27 +37,29 @@ def test_reports_only_feasible_plans_and_improves(synthetic):
 
 
 def test_never_worse_than_warm_start(synthetic):
-    first = LocalSearchBackend(max_rounds=8).solve(synthetic, time.time() + 60, 3, None,
-                                                   NullReporter())
+    first = LocalSearchBackend().solve(synthetic, time.time() + 60, 3, None,
+                                       NullReporter({"max_rounds": 8}))
     warm = first.solution
     warm_cost = evaluate(synthetic, warm).cost
     for seed in range(3):
-        res = LocalSearchBackend(max_rounds=1).solve(synthetic, time.time() + 60, seed, warm,
-                                                     NullReporter())
+        res = LocalSearchBackend().solve(synthetic, time.time() + 60, seed, warm,
+                                         NullReporter({"max_rounds": 1}))
         assert evaluate(synthetic, res.solution).cost <= warm_cost
 
 
 def test_adopts_a_better_plan_from_the_portfolio(synthetic):
-    good = LocalSearchBackend(max_rounds=8).solve(synthetic, time.time() + 60, 3, None,
-                                                  NullReporter()).solution
-    res = LocalSearchBackend(max_rounds=1, params=SearchParams(kicks_per_round=0)).solve(
-        synthetic, time.time() + 60, 0, None, Sharing(good))
+    good = LocalSearchBackend().solve(synthetic, time.time() + 60, 3, None,
+                                      NullReporter({"max_rounds": 8})).solution
+    sharing = Sharing(good)
+    sharing.options = {"max_rounds": 1, "kicks_per_round": 0}
+    res = LocalSearchBackend().solve(synthetic, time.time() + 60, 0, None, sharing)
     assert evaluate(synthetic, res.solution).cost <= evaluate(synthetic, good).cost
 
 
 def test_deterministic_for_a_fixed_seed_and_budget(synthetic):
-    runs = [LocalSearchBackend(max_rounds=4).solve(synthetic, time.time() + 60, 11, None,
-                                                   NullReporter()).solution for _ in range(2)]
+    runs = [LocalSearchBackend().solve(synthetic, time.time() + 60, 11, None,
+                                       NullReporter({"max_rounds": 4})).solution
+            for _ in range(2)]
     assert np.array_equal(runs[0], runs[1])
 
 
@@ -71,8 +72,8 @@ def test_respects_the_deadline(synthetic):
 
 def test_bundled_example_reaches_the_optimum(bundled_example):
     problem = load_problem(bundled_example)
-    res = LocalSearchBackend(max_rounds=3).solve(problem, time.time() + 30, 0, None,
-                                                 NullReporter())
+    res = LocalSearchBackend().solve(problem, time.time() + 30, 0, None,
+                                     NullReporter({"max_rounds": 3}))
     assert evaluate(problem, res.solution).cost == 305
 
 

@@ -165,8 +165,8 @@ def test_backend_without_toulbar2_skips_the_phase(monkeypatch):
         None, "spy"))
     p = chain_problem()
     for flag in (False, True):
-        res = BoundBackend(toulbar2=flag, tb2_share=0.0, tb2_min_s=0.5).solve(
-            p, time.time() + 2.5, 0, None, NullReporter())
+        res = BoundBackend().solve(p, time.time() + 2.5, 0, None, NullReporter(
+            {"toulbar2": flag, "tb2_share": 0.0, "tb2_min_s": 0.5}))
         assert res.lower_bound is not None
         assert len(calls) == int(flag), res.note
     assert "toulbar2: spy" in res.note
@@ -185,12 +185,11 @@ def test_backend_reports_a_higher_toulbar2_bound():
     optimum; it is reported through ``report.bound`` and returned."""
     p = frustrated_clique()
     opt = true_optimum(p)
-    star = BoundBackend(max_steps=30, toulbar2=False).solve(p, time.time() + 60, 0, None,
-                                                            NullReporter())
+    star = BoundBackend().solve(p, time.time() + 60, 0, None,
+                                NullReporter({"max_steps": 30, "toulbar2": False}))
     assert star.lower_bound < opt
-    reporter = NullReporter()
-    backend = BoundBackend(toulbar2=True, tb2_share=0.0, tb2_min_s=0.5)
-    res = backend.solve(p, time.time() + 5.0, 0, None, reporter)
+    reporter = NullReporter({"toulbar2": True, "tb2_share": 0.0, "tb2_min_s": 0.5})
+    res = BoundBackend().solve(p, time.time() + 5.0, 0, None, reporter)
     assert res.lower_bound == opt, res.note
     assert "toulbar2 raised" in res.note
     assert any(value == opt and "toulbar2" in note for _, value, note in reporter.bounds)
@@ -206,8 +205,8 @@ def test_stuck_child_is_killed_and_the_backend_answers(monkeypatch):
     monkeypatch.setattr(tb, "priced_child", _stuck_child)
     p = chain_problem()
     t = time.time()
-    res = BoundBackend(toulbar2=True, tb2_share=0.0, tb2_min_s=0.5).solve(
-        p, t + 5.0, 0, None, NullReporter())
+    res = BoundBackend().solve(p, t + 5.0, 0, None, NullReporter(
+        {"toulbar2": True, "tb2_share": 0.0, "tb2_min_s": 0.5}))
     assert time.time() < t + 5.5
     assert res.lower_bound is not None and res.lower_bound <= true_optimum(p)
     assert "toulbar2 child killed: no answer before its limit" in res.note

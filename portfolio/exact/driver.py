@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Optional
+from typing import Any, Mapping, Optional
 
 import numpy as np
 
 from ..backend import (LOW, Backend, BackendMeta, Capabilities, Reporter, SolveResult, Status,
-                       allotted_cores, time_left)
+                       allotted_cores, options_of, time_left)
 from ..evaluate import evaluate
 from ..problem import Problem
 from ..runner.fallback import safe_plan
@@ -229,16 +229,18 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
 
 
 def final_result(best: BestPlan, bound: Optional[int], notes: list[str],
-                 timings: dict[str, float]) -> SolveResult:
-    """The backend's result from its best plan and the bound it proved (optimal when they meet)."""
+                 timings: dict[str, float], safety_net: bool = False) -> SolveResult:
+    """The backend's result from its best plan and the bound it proved (optimal when they meet);
+    ``safety_net``: deterministic mode stopped by the clock before its work was spent."""
     if best.plan is None:
         return SolveResult(Status.NO_SOLUTION, lower_bound=bound,
-                           note="; ".join(notes) or "no feasible plan found", timings=timings)
+                           note="; ".join(notes) or "no feasible plan found", timings=timings,
+                           safety_net=safety_net)
     if bound is not None and best.cost is not None and bound >= best.cost:
         return SolveResult(Status.OPTIMAL, best.plan, lower_bound=best.cost,
-                           note="; ".join(notes), timings=timings)
+                           note="; ".join(notes), timings=timings, safety_net=safety_net)
     return SolveResult(Status.FEASIBLE, best.plan, lower_bound=bound, note="; ".join(notes),
-                       timings=timings)
+                       timings=timings, safety_net=safety_net)
 
 
 # ------------------------------------------------------------------------- deterministic mode
@@ -342,10 +344,11 @@ def solve_deterministic(engine: ExactEngine, problem: Problem, deadline: float, 
         best.offer(plan, f"{engine.name} LNS", own=True)
         notes.append(stats.note())
         adopt()
-    if safety() <= 0.1 and not meter.out:
+    clocked = safety() <= 0.1 and not meter.out
+    if clocked:
         notes.append(SAFETY_NOTE)
     timings["total_s"] = round(time.monotonic() - t0, 3)
-    return final_result(best, bound, notes, timings)
+    return final_result(best, bound, notes, timings, safety_net=clocked)
 
 
 class ExactBackend(Backend):
@@ -358,22 +361,26 @@ class ExactBackend(Backend):
     ``requires`` and the pip requirement that installs them (a dependency of the plain install, so
     missing only in a broken or partial environment): the inherited ``available()`` checks them
     with ``find_spec``, without importing the solver (that runs in the runner's process before its
-    first fork; the engine imports the solver in its worker)."""
+    first fork; the engine imports the solver in its worker).
+
+    Its declared options (``meta.options``) are the engine's keyword arguments: each solve builds
+    the engine with their values (:func:`portfolio.backend.options_of`)."""
 
     capabilities = Capabilities(exact=True, anytime=True, warm_start=True, reduced=True)
     meta = BackendMeta(engines=("numba", "numpy"))
     engine_type: Optional[type] = None   # an ExactEngine class; one engine per solve
     lns: bool = True
 
-    def engine(self) -> ExactEngine:
+    def engine(self, options: Optional[Mapping[str, Any]] = None) -> ExactEngine:
+        """The engine of one solve, built with the backend's option values."""
         if self.engine_type is None:
             raise NotImplementedError(f"{type(self).__name__} names no engine_type")
-        return self.engine_type()
+        return self.engine_type(**dict(options or {}))
 
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
-        return solve_with_engine(self.engine(), problem, deadline, seed, warm_start, report,
-                                 lns=self.lns)
+        return solve_with_engine(self.engine(options_of(self, report)), problem, deadline, seed,
+                                 warm_start, report, lns=self.lns)
 
 
 def _settled(out, best, name: str, notes: list[str], timings: dict) -> Optional[SolveResult]:
