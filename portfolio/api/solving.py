@@ -17,7 +17,7 @@ import threading
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Union
 
 from ..errors import ProblemError
 from ..options import RunOptions
@@ -44,7 +44,7 @@ A second caller waits for the first run to end."""
 
 def choose_backends(names: Union[str, Sequence[Any], None], time_limit: Optional[float] = None,
                     warn: Callable[[str], None] = log.warning,
-                    deterministic: bool = False) -> list[BackendLike]:
+                    deterministic: bool = False, registry: Any = None) -> list[BackendLike]:
     """The backends to run: the default set (``Registry.select(None)``, as ``portfolio solve``) when
     ``names`` is None, else the named ones, each available here. ``available()`` checks may take a
     tenth of ``time_limit``. Unknown or unavailable names raise :class:`ProblemError` (one line).
@@ -54,9 +54,10 @@ def choose_backends(names: Union[str, Sequence[Any], None], time_limit: Optional
     (:func:`portfolio.runner.exchange.deterministic_split`); none that supports it is an error."""
     from ..registry import AVAILABLE_TIMEOUT, Registry, RegistryError, parse_backend_list
 
-    registry = Registry()
-    for warning in registry.warnings:
-        warn(warning)
+    if registry is None:
+        registry = Registry()
+        for warning in registry.warnings:
+            warn(warning)
     try:
         if time_limit is not None:
             registry.check_timeout = min(AVAILABLE_TIMEOUT, max(0.5, 0.1 * time_limit))
@@ -75,6 +76,43 @@ def choose_backends(names: Union[str, Sequence[Any], None], time_limit: Optional
     if deterministic:
         _deterministic_choice(registry, chosen, named=names is not None, warn=warn)
     return chosen
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """The backends of a run and their options, chosen and checked before anything runs."""
+
+    backends: list
+    options: dict
+    config: Optional[str] = None
+
+
+def choose(names: Union[str, Sequence[Any], None], time_limit: Optional[float] = None, *,
+           warn: Callable[[str], None] = log.warning, deterministic: bool = False,
+           config: Union[str, os.PathLike, None] = None,
+           backend_options: Optional[Mapping[str, Mapping[str, Any]]] = None,
+           assignments: Sequence[str] = ()) -> Chosen:
+    """:func:`choose_backends` and the run's backend options (:mod:`portfolio.configure`): the
+    config file's (its ``[portfolio] backends`` when ``names`` is None), then
+    ``backend_options``, then the command line's ``BACKEND.NAME=VALUE`` texts. Every problem is
+    one :class:`ProblemError` line (an :class:`~portfolio.backend_options.OptionError`), before
+    anything runs; options for a backend the run does not use are checked, then named in one
+    ``warn`` line each."""
+    from ..configure import config_from, not_in_run, run_options_given
+    from ..registry import Registry
+
+    settings = config_from(config)
+    registry = Registry()
+    for warning in registry.warnings:
+        warn(warning)
+    if names is None and settings is not None and settings.backends is not None:
+        names = list(settings.backends)
+    chosen = choose_backends(names, time_limit, warn, deterministic, registry=registry)
+    given = run_options_given(registry, chosen, config=settings, given=backend_options,
+                              assignments=assignments)
+    for name in not_in_run(given, chosen):
+        warn(f"options for {name} are set, but {name} is not in this run: they have no effect")
+    return Chosen(chosen, given, None if settings is None else settings.path)
 
 
 def _with_objects(items: list, registry: Any) -> list[BackendLike]:
@@ -282,7 +320,9 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
           cost_scale: float = 1.0, dask_scheduler: Optional[str] = None,
           dask_workers: Optional[int] = None, dask_problem: str = "auto",
           dask_unreachable: str = "local", deterministic: bool = False,
-          work: Optional[int] = None, objective: str = "cost") -> SolveResult:
+          work: Optional[int] = None, objective: str = "cost",
+          backend_options: Optional[Mapping[str, Mapping[str, Any]]] = None,
+          config: Union[str, os.PathLike, None] = None) -> SolveResult:
     """Find the cheapest feasible plan for ``problem`` within ``time_limit`` seconds of this call
     (loading included; None: 60 s, or 600 s in deterministic mode), as ``portfolio solve`` does,
     and return it verified.
@@ -312,8 +352,13 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
     solve across a Dask cluster as ``--dask-scheduler``/``--dask-workers`` do (docs/distributed.md),
     ``problem`` then being a path; ``dask_problem`` and ``dask_unreachable`` are ``--dask-problem``
     and ``--dask-unreachable``. Messages about the cluster go to the ``portfolio`` logger.
+    ``backend_options={"toulbar2": {"warm_follow": "last"}}`` sets backend options (``portfolio
+    backends --verbose`` lists them; ``--option toulbar2.warm_follow=last``), over those of
+    ``config``, a TOML file (``--config``: one table per backend, and ``[portfolio] backends``
+    used when ``backends`` is None); every option in effect is in ``result.run.options``.
     Bad input raises :class:`ProblemError` (also a scheduler that cannot be reached with
-    ``dask_unreachable="fail"``: ``ClusterUnavailable``, a subclass). Runs in this process serialise.
+    ``dask_unreachable="fail"``: ``ClusterUnavailable``, a subclass; an unknown option or a bad
+    value: ``OptionError``, a subclass). Runs in this process serialise.
     """
     start = time.monotonic()
     options = RunOptions(time_limit, start=start, workers=workers, seed=seed, presolve=presolve,
@@ -327,12 +372,15 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
     if isinstance(cost_scale, bool) or not isinstance(cost_scale, (int, float)) or \
             not math.isfinite(cost_scale) or cost_scale <= 0:
         raise ProblemError(f"cost_scale: expected a positive number, got {cost_scale!r}")
+    picked = choose(backends, time_limit, deterministic=options.deterministic, config=config,
+                    backend_options=backend_options)
+    options = replace(options, backend_options=picked.options, config=picked.config)
     with ExitStack() as stack:
         session = None
+        chosen = picked.backends
         if options.cluster is not None:
             from ..distributed.session import open_session
 
-            chosen = choose_backends(backends, time_limit)
             # The whole session in the one run's time: its local cluster is a child of this
             # process that a concurrent run would end.
             stack.enter_context(_ONE_RUN)
@@ -346,7 +394,6 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
             options = replace(options, warm_start=warm.plan)
             log.info("warm start: %s", warm.source)
         if options.cluster is None:
-            chosen = choose_backends(backends, time_limit, deterministic=options.deterministic)
             stack.enter_context(_ONE_RUN)
         told = None if on_improve is None else _Improvements(on_improve, start, conversion.expand)
         result = run(conversion.problem, chosen, options, on_update=told, cluster=session)

@@ -7,14 +7,15 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from dataclasses import replace
+from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
 from ..errors import ProblemError
 from ..options import RunOptions
 from .inputs import ProblemLike, as_conversion
-from .solving import _ONE_RUN, choose_backends
+from .solving import _ONE_RUN, choose
 
 Budgets = Union[str, Sequence[Union[str, int, float]], None]
 
@@ -24,7 +25,10 @@ def tradeoff(problem: ProblemLike, *, time_limit: Optional[float] = None, budget
              workers: Optional[int] = None, memory_limit: Union[int, str, None] = "default",
              cost_scale: float = 1.0, runs_dir: Optional[Union[str, os.PathLike]] = None,
              name: Optional[str] = None, plot: bool = False, command: Optional[list] = None,
-             on_point: Optional[object] = None) -> dict:
+             on_point: Optional[object] = None,
+             backend_options: Optional[Mapping[str, Mapping[str, Any]]] = None,
+             config: Union[str, os.PathLike, None] = None,
+             assignments: Sequence[str] = ()) -> dict:
     """Solve ``problem`` at several memory budgets within ``time_limit`` seconds in all (None: 60)
     and return the document ``portfolio tradeoff --json`` prints: ``rows`` (``budget``, ``cost``,
     ``bound``, ``status``, ``plan`` in the caller's node order, ``peak``, ``found_at``,
@@ -36,6 +40,9 @@ def tradeoff(problem: ProblemLike, *, time_limit: Optional[float] = None, budget
     bench run (``name``: its folder, refused when it exists) and ``folder`` names it; ``plot``
     draws the curve into its ``plots/`` (needs ``runs_dir``). Bad input raises
     :class:`ProblemError` (one line). ``on_point(point)`` is told each budget's result as it ends.
+    ``backend_options``, ``config`` (and the CLI's ``assignments``): backend options, as
+    :func:`portfolio.solve` takes them; each budget's run resolves budget-aware defaults for its
+    own share of the time.
     """
     from ..memory.budgets import parse_budgets
     from ..memory.tradeoff import run_tradeoff
@@ -52,7 +59,10 @@ def tradeoff(problem: ProblemLike, *, time_limit: Optional[float] = None, budget
     conversion = as_conversion(problem, float(cost_scale))
     prob = conversion.problem
     wanted = None if budgets is None else parse_budgets(budgets, prob.usage_limit)
-    chosen = choose_backends(backends, options.time_limit)
+    picked = choose(backends, options.time_limit, config=config, backend_options=backend_options,
+                    assignments=assignments)
+    chosen = picked.backends
+    options = replace(options, backend_options=picked.options, config=picked.config)
     with _ONE_RUN:
         result = run_tradeoff(prob, chosen, options, wanted, points, on_point=on_point)
     doc = result.to_dict()

@@ -11,7 +11,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 PORTFOLIO_CONFIGURATION = "portfolio"
 PLUGINS_ENV = "PORTFOLIO_PLUGINS"
@@ -29,12 +29,27 @@ class Instance:
     time_limit: float
 
 
+OptionSet = tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]
+"""Backend options in a hashable form: ``((backend, ((option, value), ...)), ...)``, sorted."""
+
+
+def option_set(options: dict[str, dict[str, Any]]) -> OptionSet:
+    """``{backend: {option: value}}`` as an :data:`OptionSet`."""
+    return tuple(sorted((b, tuple(sorted(v.items()))) for b, v in options.items() if v))
+
+
+def option_dict(options: OptionSet) -> dict[str, dict[str, Any]]:
+    """An :data:`OptionSet` as ``{backend: {option: value}}``."""
+    return {b: dict(items) for b, items in options}
+
+
 @dataclass(frozen=True)
 class Configuration:
-    """A named set of backends run together as one portfolio."""
+    """A named set of backends run together as one portfolio, with the options it gives them."""
 
     name: str
     backends: tuple[str, ...]
+    options: OptionSet = ()
 
     @property
     def is_portfolio(self) -> bool:
@@ -53,6 +68,7 @@ class Task:
     workers: Optional[int]          # None: decided where the task runs (Dask)
     plugins: Optional[str] = None   # PORTFOLIO_PLUGINS to use where the task runs
     jobs: int = 1                   # tasks running at once (for workers=None on a Dask worker)
+    options: OptionSet = ()         # the configuration's backend options
 
     @property
     def key(self) -> tuple[str, str, int, int]:
@@ -152,41 +168,117 @@ def resolve_instances(paths: Sequence[Path], time_limit: Optional[float],
     return out
 
 
-def parse_configuration(spec: str) -> tuple[str, tuple[str, ...]]:
+def split_configurations(text: str) -> list[str]:
+    """A ``--backends`` value split at its commas, but not at those inside ``[...]``
+    (``toulbar2[warm_follow=last,first_limit=6]+greedy,localsearch``: two configurations)."""
+    items, depth, current = [], 0, []
+    for ch in text:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+            if depth < 0:
+                raise BenchError(f"--backends {text!r}: a ']' without its '['")
+        if ch == "," and depth == 0:
+            items.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    if depth:
+        raise BenchError(f"--backends {text!r}: a '[' without its ']'")
+    items.append("".join(current))
+    return [i.strip() for i in items if i.strip()]
+
+
+_LABELLED = re.compile(r"^([^\[\]+=]+)=(.+)$")
+_MEMBER = re.compile(r"^([^\[\]]+?)(?:\[(.*)\])?$")
+
+
+def parse_configuration(spec: str) -> tuple[str, tuple[str, ...], dict[str, dict[str, str]]]:
     """One ``--backends`` item: ``greedy`` (one backend), ``mine+greedy+localsearch`` (a set run
-    together as one portfolio, named as written) or ``fast=greedy+localsearch`` (a set with a name)."""
-    label, _, members_text = spec.partition("=") if "=" in spec else (spec, "", spec)
-    label = label.strip()
-    members = tuple(m.strip() for m in members_text.split("+"))
-    if not label or "/" in label or not all(members):
+    together as one portfolio, named as written), ``fast=greedy+localsearch`` (a set with a name),
+    each member with options in brackets (``toulbar2[warm_follow=last,first_limit=6]``, pip's
+    extras syntax); the member ``portfolio`` is the default set. Returns (label, members, option
+    texts per member)."""
+    from ..backend_options import OptionError, parse_bracket_options
+
+    spec = spec.strip()
+    match = _LABELLED.match(spec)
+    label, members_text = (match.group(1).strip(), match.group(2)) if match else (spec, spec)
+    members: list[str] = []
+    options: dict[str, dict[str, str]] = {}
+    for part in members_text.split("+"):
+        found = _MEMBER.match(part.strip())
+        if not found or not found.group(1).strip():
+            raise BenchError(f"bad configuration {spec!r}: use a backend name, a set a+b+c, "
+                             f"NAME=a+b, options as b[NAME=VALUE,...]")
+        name = found.group(1).strip()
+        members.append(name)
+        if found.group(2) is not None:
+            try:
+                options[name] = parse_bracket_options(found.group(2), name)
+            except OptionError as exc:
+                raise BenchError(f"configuration {spec!r}: {exc}") from None
+    if not label or "/" in label:
         raise BenchError(f"bad configuration {spec!r}: use a backend name, a set a+b+c, or NAME=a+b")
     if len(set(members)) != len(members):
         raise BenchError(f"configuration {spec!r} names a backend twice")
-    return label, members
+    return label, tuple(members), options
 
 
-def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool) -> list[Configuration]:
-    """``backends`` -> one configuration per item (a backend, or a set ``a+b`` run together, see
-    :func:`parse_configuration`); ``portfolio`` -> all available backends as one."""
+def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool,
+                           assignments: Sequence[str] = (),
+                           config: Optional[str] = None) -> list[Configuration]:
+    """``backends`` -> one configuration per item (a backend, or a set ``a+b`` run together, each
+    member with options in brackets, see :func:`parse_configuration`); ``portfolio`` -> all
+    available backends as one. ``config`` (a TOML file) and ``assignments`` (``--option``) give
+    options to every configuration, a member's brackets override them; a config file's
+    ``[portfolio] backends`` is a configuration named after the file when nothing else is asked.
+    Every option is checked against the backends' declarations here, before any task runs."""
+    from ..backend_options import OptionError
+    from ..configure import config_from, gather, lookup_in
     from ..registry import Registry, RegistryError
 
     registry = Registry()
+    try:
+        settings = config_from(config)
+        base = gather(lookup_in(registry), ", ".join(registry.names()), config=settings,
+                      assignments=assignments)
+    except OptionError as exc:
+        raise BenchError(str(exc)) from None
+    default_set = tuple(b.name for b in registry.select(None))
+    specs = [parse_configuration(spec) for spec in backends or ()]
+    if not specs and not portfolio and settings is not None and settings.backends is not None:
+        stem = Path(settings.path or "config").name.removesuffix(".toml")
+        specs = [(stem, settings.backends, {})]
     configs: list[Configuration] = []
-    for spec in backends or ():
-        label, members = parse_configuration(spec)
+    for label, members, texts in specs:
+        names: list[str] = []
         for name in members:
+            if name == PORTFOLIO_CONFIGURATION:
+                names += [n for n in default_set if n not in names and n not in members]
+                continue
             try:
                 registry.get(name)
             except RegistryError as exc:
                 raise BenchError(str(exc)) from None
-        configs.append(Configuration(label, members))
+            names.append(name)
+        options = {k: dict(v) for k, v in base.items()}
+        try:
+            for name, values in texts.items():
+                extra = gather(lookup_in(registry), ", ".join(registry.names()),
+                               assignments=[f"{name}.{k}={v}" for k, v in values.items()])
+                for backend, vals in extra.items():
+                    options.setdefault(backend, {}).update(vals)
+        except OptionError as exc:
+            raise BenchError(f"configuration {label!r}: {exc}") from None
+        configs.append(Configuration(label, tuple(names), option_set(options)))
     if portfolio:
-        names = tuple(b.name for b in registry.select(None))
-        if not names:
+        if not default_set:
             raise BenchError("--portfolio: no backend is available; see `portfolio backends`")
         if PORTFOLIO_CONFIGURATION in {c.name for c in configs}:
             raise BenchError(f"a backend is named {PORTFOLIO_CONFIGURATION!r}; it clashes with --portfolio")
-        configs.append(Configuration(PORTFOLIO_CONFIGURATION, names))
+        configs.append(Configuration(PORTFOLIO_CONFIGURATION, default_set, option_set(base)))
     if not configs:
         raise BenchError("nothing to run: pass --backends a,b and/or --portfolio")
     if len({c.name for c in configs}) != len(configs):
@@ -203,14 +295,16 @@ def portfolio_workers(config: Configuration, jobs: int) -> int:
 
 def plan_tasks(instances: Sequence[Instance], configurations: Sequence[Configuration],
                seeds: Sequence[int], repeat: int, jobs: int, distributed: bool = False) -> list[Task]:
+    """The tasks, configurations alternated: for each instance and seed (and repetition) every
+    configuration in turn, so that a drift of the machine spreads over all of them."""
     plugins = os.environ.get(PLUGINS_ENV)
     tasks = []
     for inst in instances:
-        for config in configurations:
-            for seed in seeds:
-                for rep in range(repeat):
+        for seed in seeds:
+            for rep in range(repeat):
+                for config in configurations:
                     workers = None if distributed and config.is_portfolio else portfolio_workers(config, jobs)
                     tasks.append(Task(inst.name, inst.path, config.name, config.backends, seed, rep,
-                                      inst.time_limit, workers, plugins, jobs))
+                                      inst.time_limit, workers, plugins, jobs, config.options))
     return tasks
 

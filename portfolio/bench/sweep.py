@@ -15,8 +15,8 @@ from typing import Callable, Optional, Sequence
 from ..results import read_rows
 from .environment import git_revision, machine_info, now_iso, package_versions
 from .parallel import parallel_rows
-from .plan import (PLUGINS_ENV, BenchError, expand_instances, plan_tasks, resolve_configurations,
-                   resolve_instances)
+from .plan import (PLUGINS_ENV, BenchError, expand_instances, option_dict, plan_tasks,
+                   resolve_configurations, resolve_instances)
 from .progress import FAILED_STATUSES, SweepProgress
 from .storage import (FORMAT_VERSION, META, RESULTS, merge_named, prepare_folder, repair_tail,
                       row_key, solution_file, write_json_atomic)
@@ -56,9 +56,12 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
               jobs: Optional[int] = None, name: Optional[str] = None, runs_dir: str | Path = "runs",
               resume: bool = False, force: bool = False, dask_scheduler: Optional[str] = None,
               console=None, command: Optional[list[str]] = None,
-              on_row: Optional[Callable[[dict], None]] = None) -> SweepResult:
+              on_row: Optional[Callable[[dict], None]] = None,
+              assignments: Sequence[str] = (), config: Optional[str] = None) -> SweepResult:
     """Plan and run a sweep, streaming rows to ``runs_dir/name/results.jsonl``.
 
+    ``assignments`` (``--option``) and ``config`` (``--config``): backend options for every
+    configuration (a configuration's own, in brackets, override them).
     ``console``: a rich console for the progress display (None: no display). Raises
     :class:`BenchError` for bad input before anything runs. On KeyboardInterrupt the finished rows stay
     and the result says ``interrupted``.
@@ -70,7 +73,7 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
                          "the folder, --force starts it over; pass one of them")
     paths = expand_instances(instances)
     insts = resolve_instances(paths, time_limit, contest_timeouts)
-    configs = resolve_configurations(backends, portfolio)
+    configs = resolve_configurations(backends, portfolio, assignments, config)
     distributed = dask_scheduler is not None
     if jobs is None:
         jobs = -1 if distributed else 1
@@ -102,6 +105,10 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
             raise BenchError(f"{folder}: {task.instance} / {task.configuration} ran with a time limit of "
                              f"{old.get('time_limit')} s, not {task.time_limit:g} s; resume with the "
                              f"same limits or use another --name")
+        if old is not None and old.get("options_given", {}) != option_dict(task.options):
+            raise BenchError(f"{folder}: configuration {task.configuration} ran with the options "
+                             f"{old.get('options_given', {})}, not {option_dict(task.options)}; "
+                             f"resume with the same options or use another --name")
     todo = [t for t in tasks if t.key not in done]
     skipped = len(tasks) - len(todo)
 
@@ -115,7 +122,8 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
         "status": "running",
         "instances": merge_named(old_meta.get("instances", []), [asdict(i) for i in insts]),
         "configurations": merge_named(old_meta.get("configurations", []),
-                                       [{"name": c.name, "backends": list(c.backends)} for c in configs]),
+                                       [{"name": c.name, "backends": list(c.backends),
+                                         "options": option_dict(c.options)} for c in configs]),
         "seeds": sorted(set(old_meta.get("seeds", [])) | set(seeds)),
         "repeat": max(int(old_meta.get("repeat", 0)), repeat),
         "time_limit": {"mode": "contest" if contest_timeouts else "fixed", "seconds": time_limit},

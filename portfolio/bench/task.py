@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 from .environment import git_revision, machine_info, now_iso, package_versions
-from .plan import PLUGINS_ENV, Task
+from .plan import PLUGINS_ENV, Task, option_dict
 
 GRACE_MIN = 30.0
 """Seconds a task may run past its time limit before its child is killed (plus a quarter of the limit)."""
@@ -37,6 +37,7 @@ def _row_header(task: Task) -> dict:
         "seed": task.seed,
         "repeat": task.repeat,
         "time_limit": task.time_limit,
+        "options_given": option_dict(task.options),
     }
 
 
@@ -91,7 +92,8 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
     workers = _workers_here(task)
     presolved, _ = presolve_for(problem, backends)  # as `portfolio solve` does
     options = RunOptions(task.time_limit, start=start, workers=workers, seed=task.seed,
-                         fallback=False)  # the backends' own rows
+                         fallback=False,  # the backends' own rows
+                         backend_options=option_dict(task.options))
     result = run_portfolio(problem, backends, options, presolved=presolved)
     runs = [r for r in result.runs.values()]
     trace = _improving(result.incumbents)
@@ -131,6 +133,7 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
         "proof": result.proof,
         "fallback": False,   # the runner's fallback plan is off: the row is its backends' own
         "engines": dict(result.engines),
+        "options": {k: dict(v) for k, v in result.options.items()},
         "incumbents": trace,
         "gap_trace": [{"time": round(at, 4), "cost": c, "bound": b}   # bounds sent during the run too
                       for at, c, b in result.gap_trace()],

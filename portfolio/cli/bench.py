@@ -6,6 +6,7 @@ import sys
 
 import click
 from .app import UserError, cli
+from .backends import option_flags
 from .common import console
 
 
@@ -13,7 +14,8 @@ from .common import console
 @click.argument("instances", nargs=-1, required=True)
 @click.option("--backends", "-b",
               help="Comma-separated configurations: a backend run alone, or a set run together "
-                   "as one portfolio, a+b+c (named as written) or NAME=a+b+c.")
+                   "as one portfolio, a+b+c (named as written) or NAME=a+b+c; a member takes "
+                   "options in brackets, b[NAME=VALUE,...]; 'portfolio' in a set is the default set.")
 @click.option("--portfolio", "use_portfolio", is_flag=True,
               help="Run all available backends together as one configuration, 'portfolio'.")
 @click.option("--time-limit", "-t", type=click.FloatRange(min=0, min_open=True),
@@ -31,27 +33,35 @@ from .common import console
 @click.option("--force", is_flag=True, help="Start the run folder over (the old one is kept, renamed).")
 @click.option("--dask-scheduler", metavar="tcp://HOST:PORT", help="Run the tasks on this Dask cluster.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
+@option_flags
 def bench(instances: tuple[str, ...], backends: str | None, use_portfolio: bool,
           time_limit: float | None, contest_timeouts: bool, repeat: int, seeds: str, jobs: int | None,
           name: str | None, runs_dir: str, resume: bool, force: bool, dask_scheduler: str | None,
-          quiet: bool) -> None:
+          quiet: bool, assignments: tuple[str, ...], config: str | None) -> None:
     """Sweep INSTANCES (files, folders, globs) x solver configurations x seeds; results to runs/NAME/.
 
     Every task runs the portfolio runner (each plan verified by the exact evaluator); rows stream to
     runs/NAME/results.jsonl as tasks finish. Render them with `portfolio report runs/NAME`.
+    Configurations alternate: every configuration of an (instance, seed) runs before the next seed.
+
+    Options: a member takes them in brackets, `-b 'toulbar2[warm_follow=last]+localsearch'`, and
+    `portfolio` in a set is the default set: `-b 'last=portfolio+toulbar2[warm_follow=last]'`;
+    --option and --config give them to every configuration.
     """
     from ..bench import BenchError, parse_seeds, run_sweep
+    from ..bench.plan import split_configurations
 
     if time_limit is None and not contest_timeouts:
         time_limit = 60.0
-    names = [n.strip() for n in (backends or "").split(",") if n.strip()]
     try:
+        names = split_configurations(backends or "")
         result = run_sweep(list(instances), backends=names, portfolio=use_portfolio,
                            time_limit=time_limit, contest_timeouts=contest_timeouts,
                            seeds=parse_seeds(seeds), repeat=repeat, jobs=jobs, name=name,
                            runs_dir=runs_dir, resume=resume, force=force,
                            dask_scheduler=dask_scheduler, console=None if quiet else console,
-                           command=["portfolio", *sys.argv[1:]])
+                           command=["portfolio", *sys.argv[1:]], assignments=assignments,
+                           config=config)
     except BenchError as exc:
         raise UserError(str(exc)) from None
     if result.moved_old_to:

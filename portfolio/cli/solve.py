@@ -8,7 +8,7 @@ import signal
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import click
 
@@ -19,7 +19,7 @@ from ..io import format_contest
 from ..options import DEFAULT_POLICY, DEFAULT_WORK, DETERMINISTIC_TIME_LIMIT, RunOptions
 from ..problem import Problem
 from .app import EXIT_BAD_INPUT, EXIT_NO_SOLUTION, EXIT_OK, UserError, _Command, cli
-from .backends import _select_backends
+from .backends import _select_backends, option_flags
 from .cluster import cluster_from, cluster_options
 from .common import _refuse_overwrite, bundled_example, console
 
@@ -117,7 +117,8 @@ def run_solve(problem_path: str | Path, options: RunOptions, backends: str | Non
               output: str | None = None, as_json: bool = False, quiet: bool = False,
               force: bool = False, clock: str = "program", cost_scale: float = 1.0,
               warm_start: str | None = None, previous: str | None = None,
-              node_map: str | None = None, debug: bool = False, explain: bool = True) -> int:
+              node_map: str | None = None, debug: bool = False, explain: bool = True,
+              config: str | None = None, assignments: Sequence[str] = ()) -> int:
     """Run the portfolio on a problem file and report; returns the exit code.
 
     ``options`` says what the run does (its ``start`` is set here, from ``clock``); with
@@ -134,14 +135,15 @@ def run_solve(problem_path: str | Path, options: RunOptions, backends: str | Non
     is 128 + the signal's number (130, 143).
 
     ``explain``: when no plan fits, say why (the memory paragraph on stderr, ``memory`` in --json;
-    docs/budgets.md); ``iopddl`` does not.
+    docs/budgets.md); ``iopddl`` does not. ``config`` and ``assignments`` (``--config``,
+    ``--option``): the backends' options, checked before anything runs.
     """
     late: list[int] = []
     handlers = _on_signals(_raise_interrupted)
     warm = (warm_start, previous, node_map)
     try:
         return _run_solve(problem_path, options, backends, output, as_json, quiet, force, late,
-                          clock, cost_scale, warm, debug, explain)
+                          clock, cost_scale, warm, debug, explain, config, tuple(assignments))
     except _Interrupted as stop:
         _on_signals(lambda signum, frame: None)
         console.print(f"[yellow]interrupted[/] ({stop}) before any plan was found", highlight=False)
@@ -159,7 +161,8 @@ def _say(line: str) -> None:
 def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | None,
                output: str | None, as_json: bool, quiet: bool, force: bool, late: list[int],
                clock: str, cost_scale: float, warm_files: tuple = (None, None, None),
-               debug: bool = False, explain: bool = True) -> int:
+               debug: bool = False, explain: bool = True, config: str | None = None,
+               assignments: tuple = ()) -> int:
     from ..api import run
     from ..progress import LiveProgress
 
@@ -172,7 +175,9 @@ def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | No
                       + ("process's creation (--clock process)" if clock == "process"
                          else "program's start"), highlight=False, soft_wrap=True)
     _refuse_overwrite(output, force)
-    chosen = _select_backends(backends, time_limit, options.deterministic)
+    picked = _select_backends(backends, time_limit, options.deterministic, config, assignments)
+    chosen = picked.backends
+    options = replace(options, backend_options=picked.options, config=picked.config)
     session = None
     if options.cluster is not None:
         from ..distributed.session import open_session
@@ -331,6 +336,7 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
               show_default=True, help="cost: the cheapest plan under the memory limit. peak: the "
               "plan with the least peak memory (ties broken by cost), whatever the limit, with its "
               "certified lower bound (docs/budgets.md).")
+@option_flags
 @deterministic_options
 @cluster_options
 def solve(problem: str | None, time_limit: float | None, backends: str | None,
@@ -340,7 +346,8 @@ def solve(problem: str | None, time_limit: float | None, backends: str | None,
           cost_scale: float, warm_start: str | None, previous: str | None, node_map: str | None,
           objective: str, deterministic: bool, work: int | None, debug: bool,
           dask_scheduler: str | None,
-          dask_workers: int | None, dask_problem: str, dask_unreachable: str) -> None:
+          dask_workers: int | None, dask_problem: str, dask_unreachable: str,
+          assignments: tuple[str, ...], config: str | None) -> None:
     """Find the cheapest feasible plan for PROBLEM (default: the bundled example).
 
     PROBLEM is contest or extended JSON, or an XLA AutoShardingSolverRequest (.pb, .binpb,
@@ -366,6 +373,9 @@ def solve(problem: str | None, time_limit: float | None, backends: str | None,
     With --deterministic (or --work N) the same problem, seed and work give the same plan, bit for
     bit, with any number of cores, on a loaded or idle machine (docs/determinism.md); the
     final line on stderr names the plan's hash.
+
+    Backend options: --option BACKEND.NAME=VALUE (repeatable) and --config FILE.toml; `portfolio
+    backends --verbose` lists them. Every option in effect is in --json ("options").
     """
     from ..runner.contain import parse_size
 
@@ -383,7 +393,8 @@ def solve(problem: str | None, time_limit: float | None, backends: str | None,
                          deterministic=deterministic, work=work, objective=objective)
     sys.exit(run_solve(problem or bundled_example(), options, backends, output, as_json, quiet,
                        force, clock=clock, cost_scale=cost_scale, warm_start=warm_start,
-                       previous=previous, node_map=node_map, debug=debug))
+                       previous=previous, node_map=node_map, debug=debug, config=config,
+                       assignments=assignments))
 
 
 @click.command(cls=_Command, context_settings={"help_option_names": ["-h", "--help"]})
@@ -403,12 +414,19 @@ def _iopddl(problem: str, timeout: float, clock: str, no_exhaustive: bool, deter
     sees it: when a shell runs other commands and then execs `iopddl`, their time counts too
     (`--clock program` counts from this program's start instead, as `portfolio solve` does).
     With --deterministic (or --work N), TIMEOUT is the safety net of a deterministic run.
+    Backend options: the environment variable PORTFOLIO_CONFIG may name a TOML config file (as
+    `portfolio solve --config`); it is the only variable read.
     """
+    import os
+
+    from ..configure import CONFIG_ENV
+
     try:
         cluster = cluster_from(dask_scheduler, dask_workers, dask_problem, dask_unreachable)
         options = RunOptions(timeout, presolve=True, exhaustive=not no_exhaustive, cluster=cluster,
                              deterministic=deterministic, work=work)
-        code = run_solve(problem, options, quiet=True, clock=clock, explain=False)
+        code = run_solve(problem, options, quiet=True, clock=clock, explain=False,
+                         config=os.environ.get(CONFIG_ENV) or None)
     except ProblemError as exc:
         raise UserError(str(exc)) from None
     sys.exit(code)
