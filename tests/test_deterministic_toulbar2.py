@@ -179,7 +179,7 @@ def test_the_incumbent_is_read_only_at_exchange_points():
 @pytest.mark.parametrize("mode", ["deterministic", "timed"])
 def test_a_warm_start_is_toulbar2s_start_and_nothing_worse_is_reported(mode, follow, monkeypatch):
     """A good feasible warm start: the first round's solves follow its values (toulbar2's initial
-    solution; with ``PORTFOLIO_TOULBAR2_WARM_FOLLOW=last`` only the round's last, with ``none``
+    solution; with the option ``warm_follow=last`` only the round's last, with ``none``
     none), every reported plan is cheaper than it, and so is or equals the answer (without it the
     first report is the least-memory plan, far dearer)."""
     warm, _ = idle_run(1500, 300)
@@ -192,8 +192,8 @@ def test_a_warm_start_is_toulbar2s_start_and_nothing_worse_is_reported(mode, fol
         return real(target, args, *rest, **kw)
 
     monkeypatch.setattr(search, "run_in_child", spy)
-    monkeypatch.setenv(search.WARM_FOLLOW_ENV, follow)
     report = Sharing()
+    report.options = {"warm_follow": follow}
     if mode == "deterministic":   # enough work for the first round and more (8 solves)
         report.work = Meter(6000, 500)
         deadline = time.time() + 300
@@ -212,13 +212,3 @@ def test_a_warm_start_is_toulbar2s_start_and_nothing_worse_is_reported(mode, fol
     assert (f"followed by: {follow}" in (result.note or "")) == (follow != "round")
 
 
-def test_the_parallel_knob_changes_nothing_in_deterministic_mode(monkeypatch):
-    """Deterministic mode runs its solves one at a time whatever ``PORTFOLIO_TOULBAR2_PARALLEL``
-    says (issue 33's concurrent children are timed mode only): the same run, call for call."""
-    monkeypatch.setenv(search.PARALLEL_ENV, "3")
-    many = []
-    monkeypatch.setattr(search, "run_children", lambda *a, **k: many.append(a) or [])
-    again = run(mid(), 1500, 300)
-    assert not many
-    same_run(idle_run(1500, 300), again)
-    assert "parallel=" not in again[0].note

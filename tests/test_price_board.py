@@ -47,8 +47,8 @@ def two_points():
 class BoardReporter(NullReporter):
     """A direct-call reporter with the runner's board behind the two price methods."""
 
-    def __init__(self, board: PriceBoard, slot: int = 0) -> None:
-        super().__init__()
+    def __init__(self, board: PriceBoard, slot: int = 0, options: dict | None = None) -> None:
+        super().__init__(options)
         self.board, self.slot = board, slot
 
     def publish_prices(self, key, prices, bound, note=""):
@@ -262,11 +262,12 @@ def test_bound_and_toulbar2_in_deterministic_mode_never_touch_the_board(monkeypa
 
     monkeypatch.setattr(PriceLink, "adopt", refuse)
     monkeypatch.setattr(PriceLink, "publish", refuse)
-    monkeypatch.setenv("PORTFOLIO_TOULBAR2_EXACT", "0")   # the penalty search and its prices run
     hashes = []
     for _ in range(2):
         result = run_portfolio(gen(), [BoundBackend(), Toulbar2Backend()],
-                               RunOptions(deterministic=True, work=4000, time_limit=60))
+                               RunOptions(deterministic=True, work=4000, time_limit=60,
+                                          # the penalty search and its prices run
+                                          backend_options={"toulbar2": {"exact": False}}))
         for name in ("bound", "toulbar2"):
             run = result.runs[name]
             assert run.status in (Status.FEASIBLE, Status.NO_SOLUTION), (name, run.note)
@@ -344,16 +345,16 @@ def test_the_bound_backend_publishes_its_best_certified_prices(board):
     from portfolio.presolve import presolve
 
     problem = presolve(gen()).reduced   # what the runner gives it: the kernels keep it as it is
-    result = BoundBackend(max_steps=60, toulbar2=False).solve(
-        problem, time.time() + 60, 0, None, BoardReporter(board, 0))
+    result = BoundBackend().solve(problem, time.time() + 60, 0, None, BoardReporter(
+        board, 0, {"max_steps": 60, "toulbar2": False}))
     got = board.read(price_key(problem))
     assert got is not None and got.bound == result.lower_bound
     assert "shared prices: out " in result.note
     assert got.prices.max() > 0 and got.source.startswith("60 steps")
     # on the original problem the kernels' reduced view has time points of its own: its prices
     # are mapped onto the problem's (see the next test)
-    original = BoundBackend(max_steps=30, toulbar2=False).solve(
-        gen(), time.time() + 60, 0, None, BoardReporter(board, 0))
+    original = BoundBackend().solve(gen(), time.time() + 60, 0, None, BoardReporter(
+        board, 0, {"max_steps": 30, "toulbar2": False}))
     mapped = board.read(price_key(gen()))
     assert mapped is not None and mapped.bound == original.lower_bound
     assert len(mapped.prices) == len(gen().time_points) != len(problem.time_points)
@@ -406,13 +407,14 @@ def test_bound_and_toulbar2_share_prices_and_end_on_time(monkeypatch):
     from portfolio_plugins.bound import BoundBackend
     from portfolio_plugins.toulbar2 import Toulbar2Backend
 
-    monkeypatch.setenv("PORTFOLIO_TOULBAR2_EXACT", "0")   # no proof: its penalty search runs
 
     seen = []
     limit = 8.0
     t0 = time.monotonic()
     result = run_portfolio(gen(), [BoundBackend(), Toulbar2Backend()],
-                           RunOptions(time_limit=limit, workers=2, early_stop=False, presolve=True),
+                           RunOptions(time_limit=limit, workers=2, early_stop=False, presolve=True,
+                                      # no proof: its penalty search runs
+                                      backend_options={"toulbar2": {"exact": False}}),
                            on_update=lambda pf: seen.append(pf.price_board))
     elapsed = time.monotonic() - t0
     assert elapsed <= limit + 0.5, elapsed

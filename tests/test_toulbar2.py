@@ -16,7 +16,6 @@ from portfolio.evaluate import evaluate
 from portfolio.problem import Capacity, Problem
 from portfolio.toulbar2 import search
 from portfolio.toulbar2.child import KILL_GRACE, run_in_child, started_search
-from portfolio.toulbar2.knobs import env_number
 from portfolio.toulbar2.network import build_network, build_tables
 from portfolio.toulbar2.penalty import penalised_child
 from portfolio.toulbar2.scaling import MAX_SCALE, TOTAL_LIMIT, ScalingError, choose_scale
@@ -156,9 +155,10 @@ def test_contest_magnitudes_scale_without_overflow(problem):
 
 
 # ------------------------------------------------------------------------------------------ backend
-def run_backend(problem: Problem, seconds: float, backend=None) -> tuple:
+def run_backend(problem: Problem, seconds: float, backend=None, options=None) -> tuple:
+    """``backend`` (default: toulbar2) called directly with ``options`` (its declared ones)."""
     backend = backend or toulbar2.Toulbar2Backend()
-    report = NullReporter()
+    report = NullReporter(options)
     t0 = time.monotonic()
     result = backend.solve(problem, time.time() + seconds, 0, None, report)
     return result, report, time.monotonic() - t0
@@ -169,13 +169,8 @@ def run_backend(problem: Problem, seconds: float, backend=None) -> tuple:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(problem=tiny())
 def test_every_reported_plan_is_feasible(problem):
-    import os
-
-    os.environ[search.EXACT_ENV] = "0"    # the penalty search itself, not the exact mode
-    try:
-        result, report, _ = run_backend(problem, 4.0)
-    finally:
-        del os.environ[search.EXACT_ENV]
+    # the penalty search itself, not the exact mode
+    result, report, _ = run_backend(problem, 4.0, options={"exact": False})
     assert "solves=0," not in result.note   # toulbar2 ran
     for _, plan, _ in report.reports:
         assert evaluate(problem, plan).feasible
@@ -199,15 +194,14 @@ def _sleeper(net, seed, seconds, ub, start=None):
     time.sleep(60)
 
 
-def test_a_child_that_overruns_is_killed_and_the_backend_still_answers(monkeypatch):
-    monkeypatch.setenv(search.EXACT_ENV, "0")   # the penalty search's children
+def test_a_child_that_overruns_is_killed_and_the_backend_still_answers():
     before = live_children()
     t0 = time.monotonic()
     assert run_in_child(_sleeper, (None, 0, 0, None), 0.5) == ("killed", None)
     assert time.monotonic() - t0 < 3.0
     backend = toulbar2.Toulbar2Backend()
     backend.child = _sleeper
-    result, report, took = run_backend(overload(), 3.5, backend)
+    result, report, took = run_backend(overload(), 3.5, backend, {"exact": False})
     assert took < 5.0
     assert result.status == Status.FEASIBLE and evaluate(overload(), result.solution).feasible
     assert "killed=" in result.note and "killed=0" not in result.note
@@ -284,22 +278,14 @@ def test_an_overloading_plan_is_repaired_into_a_feasible_cheaper_one():
 
 
 # ------------------------------------------------------------------------------------------ rules
-def test_the_global_rule_moves_every_node_together():
+def test_the_per_node_rule_moves_only_broken_nodes_up():
     from portfolio.toulbar2.weights import Bracketing
 
     rng = np.random.default_rng(0)
     breakable = np.array([True, True, True, False])
     first = np.array([[1.0, 1.1, 0.9, 1.0], [4.0, 4.2, 3.9, 4.0]])
-    rule = Bracketing(first, rng, breakable, per_node=False)
-    w = rule.vectors()
-    assert (w[:, 3] == 0).all()
-    assert np.ptp(w[:, :3], axis=1).max() == 0           # one weight for every breakable node
-    # only node 2 broken at the low weight, nobody at the high one: every node moves up together
-    rule.update(w, np.array([[False, False, True, False], [False, False, False, False]]))
-    nxt = rule.vectors()
-    assert np.ptp(nxt[:, :3], axis=1).max() == 0
-    assert (nxt[:, 0] > w[0, 0]).all() and (nxt[:, 0] <= w[1, 0]).all()
-    per_node = Bracketing(first, rng, breakable, per_node=True)
+    assert (Bracketing(first, rng, breakable).vectors()[:, 3] == 0).all()   # not breakable
+    per_node = Bracketing(first, rng, breakable)
     per_node.update(first, np.array([[False, False, True, False], [False, False, False, False]]))
     mixed = per_node.vectors()
     assert (mixed[:, 2] > first[0, 2]).all() and (mixed[:, 0] <= first[0, 0]).all()
@@ -325,14 +311,15 @@ def test_prices_charge_only_where_memory_binds():
     assert prices.priced_nodes(pen).tolist() == [True, True, False]
 
 
-@pytest.mark.parametrize("rule", ["prices", "nodes", "global"])
-def test_each_rule_reports_only_feasible_plans(rule, monkeypatch):
+@pytest.mark.parametrize("rule", ["prices", "nodes"])
+def test_each_rule_reports_only_feasible_plans(rule):
     from portfolio.generate import generate_problem
 
     problem = generate_problem(300, seed=5, forbidden_fraction=0.0)
-    monkeypatch.setenv(search.RULE_ENV, rule)
-    monkeypatch.setenv(search.EXACT_ENV, "0")   # small enough for the exact mode otherwise
-    result, report, took = run_backend(problem, 6.0)
+    backend = toulbar2.Toulbar2Backend()
+    backend.rule = rule
+    # the exact mode off: the instance is small enough for it otherwise
+    result, report, took = run_backend(problem, 6.0, backend, {"exact": False})
     assert f"rule={rule}," in result.note and "solves=0," not in result.note
     assert took < 7.5
     assert result.status == Status.FEASIBLE and evaluate(problem, result.solution).feasible
@@ -453,18 +440,15 @@ def test_a_solve_running_into_the_cap_is_stopped_before_it_not_killed():
     assert time.monotonic() - t0 < 2.5
 
 
-@pytest.mark.parametrize("raw, expected, noted", [
-    (None, 2.0, False),    # unset: the default
-    ("0", 0.0, False),     # constant solves
-    ("-3", 0.0, False),    # never below the least
-    ("1.5", 1.5, False),
-    ("soon", 2.0, True),   # not a number: the default, noted
-])
-def test_a_seconds_knob_reads_a_number_or_keeps_its_default(raw, expected, noted, monkeypatch):
-    if raw is None:
-        monkeypatch.delenv(search.LIMIT_STEP_ENV, raising=False)
-    else:
-        monkeypatch.setenv(search.LIMIT_STEP_ENV, raw)
-    notes: list = []
-    assert env_number(search.LIMIT_STEP_ENV, 2.0, notes, least=0.0, unit=" s") == expected
-    assert bool(notes) == noted and all(search.LIMIT_STEP_ENV in n for n in notes)
+def test_the_solve_limits_follow_the_options():
+    """``first_limit`` and ``limit_step`` set the timed pace's solve limits: the first round's,
+    then one step more a round, never above the cap."""
+    from portfolio.toulbar2.pace import TimedPace
+    from portfolio.toulbar2.search import LIMIT_MAX, Settings
+
+    settings = Settings.of({"first_limit": 4.0, "limit_step": 0.0, "other": 1})
+    pace = TimedPace(NullReporter(), time.monotonic() + 100, settings.first_limit, overload())
+    pace.next_round(settings.limit_step, LIMIT_MAX)
+    assert pace.limit == 4.0                       # constant solves
+    pace.next_round(30.0, LIMIT_MAX)
+    assert pace.limit == LIMIT_MAX                 # capped

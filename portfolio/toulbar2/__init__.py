@@ -1,8 +1,7 @@
 """The toulbar2 engine: the ``toulbar2`` backend's penalty search and exact mode, and the priced
 lower bound that the ``bound`` backend runs as its late phase. Bottom up, one job each:
 
-* :mod:`.child` - every toulbar2 solve in a forked child, stopped at its limit (wall clock, or
-  CPU time when several run at once), killed after;
+* :mod:`.child` - every toulbar2 solve in a forked child, stopped at its limit, killed after;
 * :mod:`.pace` - the engine's decisions by the clock (timed) or by work units (deterministic mode:
   backtrack limits, subgradient steps, units calibrated per count);
 * :mod:`.cfn` - the one place that opens, posts and searches a pytoulbar2 network (in the child);
@@ -22,7 +21,9 @@ use them, in the worker. The names below are the ones plugins use.
 
 from .bound import PricedOutcome, priced_solve, priced_value
 from .penalty import penalised_child
-from .search import DEFAULT_RULE, PARALLEL, VECTORS, PenaltySearch
+from .search import (DEFAULT_RULE, FIRST_LIMIT, LIMIT_STEP, VECTORS, WARM_FOLLOW_MODES,
+                     PenaltySearch, Settings)
 
-__all__ = ["DEFAULT_RULE", "PARALLEL", "PenaltySearch", "PricedOutcome", "VECTORS",
-           "penalised_child", "priced_solve", "priced_value"]
+__all__ = ["DEFAULT_RULE", "FIRST_LIMIT", "LIMIT_STEP", "PenaltySearch", "PricedOutcome",
+           "Settings", "VECTORS", "WARM_FOLLOW_MODES", "penalised_child", "priced_solve",
+           "priced_value"]

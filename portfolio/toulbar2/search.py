@@ -11,40 +11,34 @@ made better with what the project has.
   (:mod:`.network`, scaled by :mod:`.scaling`). Weights are bracketed per node (:mod:`.weights`)
   between values that did and did not overload memory inside the node's intervals, ``K`` vectors a
   round, each solved in its own forked child that is stopped at its limit and killed soon after
-  (:mod:`.child`: toulbar2 keeps global state, and its own CPU timer overruns on a busy machine);
-  ``PARALLEL`` children at once (one by default; more take more than the worker's one core).
+  (:mod:`.child`: toulbar2 keeps global state, and its own CPU timer overruns on a busy machine),
+  one after another.
 * **Every plan counts**: each returned plan is evaluated exactly; one that overloads memory is
   repaired by the kernels' greedy repair (the original only feeds it to the weights), then
   polished by the kernels' descent (:class:`portfolio.kernels.engine.Repairer`), and reported when
   it beats the best so far.
 * **Incumbents**: the portfolio's best plan gives toulbar2 its upper bound (its penalised cost, plus
-  one); toulbar2's plans reach the other backends through the runner. Following the incumbent's
-  values in toulbar2's value ordering is available (``PORTFOLIO_TOULBAR2_START=1``) but off: it
-  made plans worse (docs/benchmarks/toulbar2.md).
+  one); toulbar2's plans reach the other backends through the runner. (Following the incumbent's
+  values in toulbar2's value ordering made plans worse, N 0.947 against 0.980 and S 0.909 against
+  0.981 at 60 s, docs/benchmarks/toulbar2.md, and was removed in issue 41.)
 * **Warm start**: the first incumbent (every solve's upper bound), repaired and polished by the
-  kernels at once, and toulbar2's initial solution in the first round: its values are what every
-  variable tries first, so the first dives run along it and the later ones explore around it
-  (``PORTFOLIO_TOULBAR2_WARM_FOLLOW=last``: only the round's last solve follows it; better at short
-  limits, worse at the contest's, docs/benchmarks/quality.md).
+  kernels at once, and toulbar2's initial solution in the first round (its values are what every
+  variable tries first), by the solves that :attr:`Settings.warm_follow` names: ``round`` (every
+  one), ``last`` (the round's last; the others search freely) or ``none``. Which is better depends
+  on the budget (docs/benchmarks/options.md): the backend's option has a budget-aware default.
 * **Deterministic mode** (``report.work`` set, :mod:`portfolio.work`): the same steps, decided by
   counts instead of the clock (:mod:`.pace`): the exact mode and every penalised solve get a
   backtrack limit, the prices a number of subgradient steps, rounds go on while work units are
   left, the weights' random draws come from the seed as always, and the portfolio's incumbent is
   read only right after an exchange point. The deadline is only the safety net.
 
-Rules and knobs for benchmarks: ``PORTFOLIO_TOULBAR2_RULE`` (``prices``, ``nodes``, ``global``),
-``PORTFOLIO_TOULBAR2_EXACT=0``, ``PORTFOLIO_TOULBAR2_LIMIT`` (first solve's seconds),
-``PORTFOLIO_TOULBAR2_LIMIT_STEP`` (its growth per round), ``PORTFOLIO_TOULBAR2_TAIL``
-(:mod:`.tail`; every knob is read by :mod:`.knobs`),
-``PORTFOLIO_TOULBAR2_PARALLEL`` (solves at once, ``PARALLEL``: with more than one, the backend's
-worker holds more than the one core the runner counts for it), ``PORTFOLIO_TOULBAR2_WARM_FOLLOW``
-(which first-round solves follow the warm start).
+Settings (:class:`Settings`) are the ``toulbar2`` backend's declared options (``plugins/toulbar2.py``),
+never environment variables: they are recorded with every result.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
@@ -55,71 +49,57 @@ from portfolio.backend import Reporter, SolveResult, Status, time_left
 from portfolio.evaluate import evaluate
 from portfolio.problem import Problem
 
-from .child import ChildJob, run_children, run_in_child
+from .child import run_in_child
 from .network import build_network, build_tables
 from .pace import TimedPace, WorkPace, polish_units, setup_units
 from .penalty import penalised_child
-from .knobs import env_choice, env_number
 from .scaling import ScalingError
-from .tail import OwnBest, tail_due, tail_seconds, tail_walk
 from .weights import Bracketing, broken_nodes, first_weights, global_scale, spread
 
 VECTORS = 3
-"""Weight vectors a round (K), solved ``PARALLEL`` at a time."""
-
-PARALLEL = 1
-"""Penalised solves of a round run at once (P; at most ``VECTORS``). 1: one after another, each
-solve's upper bound from the plans of the ones before it, its search limit on the wall clock (the
-engine since issue 21). Above 1 (issue 33): the round's vectors are posted together, each child's
-search limit counts its own CPU seconds (so a solve sharing a core gets the CPU a solve alone
-gets) with a wall-clock cap of P times the limit, and the plans are processed in vector order once
-the round's children are done. The runner counts the backend's worker as holding one core: P
-children take more than that, a larger share of the cores for toulbar2 than for the other nice-0
-workers (intended: toulbar2's solves win on the memory-tight graphs). Deterministic mode always
-runs one at a time."""
-
-PARALLEL_ENV = "PORTFOLIO_TOULBAR2_PARALLEL"
-"""Overrides ``PARALLEL`` (for benchmarks)."""
+"""Weight vectors a round (K), solved one after another: each solve's upper bound comes from the
+plans of the ones before it. (Solving a round's vectors at once, P children on CPU-time limits,
+measured worse at 60 s on S, 0.9523 against 0.9586, and N, 0.970 against 1.012, and was removed
+in issue 41: docs/benchmarks/toulbar2.md, "Solves of a round at once".)"""
 
 FIRST_LIMIT, LIMIT_STEP, LIMIT_MAX = 10.0, 2.0, 20.0
 """Wall-clock seconds per toulbar2 search: the first round's, the growth per round, the cap (the
 original starts at 12 s). Measured on N at 60 s (docs/benchmarks/toulbar2.md, one run each on a busy
 machine): first 2 s 0.878, 4 s 0.905, 10 s 0.948; a shorter solve is not worth its posting."""
 
-RULES = ("prices", "nodes", "global")
+RULES = ("prices", "nodes")
 """Weight rules (issue 21): ``prices`` multiplies the Lagrangian priced usage (:mod:`.prices`) by
 per-node bracketed weights; ``nodes`` is the original's per-node bracketing of plain usage above
-the least; ``global`` brackets one weight for every node."""
+the least, the rule when prices cannot be had (the kernels not compiled)."""
 
 DEFAULT_RULE = "prices"
-
-RULE_ENV = "PORTFOLIO_TOULBAR2_RULE"
-"""Environment variable that overrides the rule (for benchmarks: benchmarks/toulbar2_rules.py)."""
 
 EXACT_SHARE = 0.5
 """Share of the time the exact mode may use on an eligible (small) instance before the penalty
 search takes over (B and G are proven in under a second: docs/benchmarks/toulbar2.md)."""
 
-EXACT_ENV = "PORTFOLIO_TOULBAR2_EXACT"
-"""``0`` turns the exact mode off (for benchmarks and tests of the penalty search alone)."""
-
-LIMIT_ENV = "PORTFOLIO_TOULBAR2_LIMIT"
-"""Overrides ``FIRST_LIMIT`` (for benchmarks)."""
-
-LIMIT_STEP_ENV = "PORTFOLIO_TOULBAR2_LIMIT_STEP"
-"""Overrides ``LIMIT_STEP`` (for benchmarks; 0: every round's solves get the first limit)."""
-
-START_ENV = "PORTFOLIO_TOULBAR2_START"
-"""``1`` makes toulbar2 follow the incumbent's values (off by default: it made plans worse)."""
-
-WARM_FOLLOW_ENV = "PORTFOLIO_TOULBAR2_WARM_FOLLOW"
-"""Which solves of the first round follow the warm start's values: ``round`` (every one, the
-default), ``last`` (the round's last; the others search freely) or ``none``. In a portfolio run the
-warm start is the quick backends' plan. Measured on S, default portfolio, three seeds alternated
-(issue 33, docs/benchmarks/quality.md): ``last`` far ahead at 60 s (mean 0.981 against 0.935),
-``round`` ahead at the contest's 240 s (0.992 against 0.982; ``none`` 0.981 against 0.997)."""
-
 WARM_FOLLOW_MODES = ("round", "last", "none")
+"""Which solves of the first round follow the warm start's values (see the module)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The engine's settings, the ``toulbar2`` backend's options: which first-round solves follow
+    the warm start, the first round's solve limit and its growth per round (wall-clock seconds),
+    weight vectors a round, and whether the exact mode runs first on small instances."""
+
+    warm_follow: str = "round"
+    first_limit: float = FIRST_LIMIT
+    limit_step: float = LIMIT_STEP
+    vectors: int = VECTORS
+    exact: bool = True
+
+    @classmethod
+    def of(cls, values: dict) -> "Settings":
+        """The settings from a backend's resolved options (names it does not know are ignored)."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in values.items() if k in names})
+
 
 PRICE_FIRST_S, PRICE_STEP_S, PRICE_SHARE = 5.0, 1.0, 0.1
 """Subgradient seconds before the first round and between rounds, at most this share of the time
@@ -132,39 +112,9 @@ POLISH_MIN_FREE = 50
 """Below this many free nodes the kernels' polish is skipped (toulbar2 solves such networks)."""
 
 
-def _warm_follow(notes: list) -> str:
-    """``$PORTFOLIO_TOULBAR2_WARM_FOLLOW`` when it names a mode (noted when not the default)."""
-    mode = env_choice(WARM_FOLLOW_ENV, WARM_FOLLOW_MODES, WARM_FOLLOW_MODES[0], notes)
-    if mode != WARM_FOLLOW_MODES[0]:
-        notes.append(f"warm start followed by: {mode}")
-    return mode
-
-
 def _follows_warm(mode: str, index: int, vectors: int) -> bool:
     """Whether the first round's solve number ``index`` (of ``vectors``) follows the warm start."""
     return mode == "round" or (mode == "last" and index == vectors - 1)
-
-
-def _parallel(default: int, vectors: int, notes: list) -> int:
-    """``default`` or ``$PORTFOLIO_TOULBAR2_PARALLEL`` children at once, from 1 to ``vectors``."""
-    raw = os.environ.get(PARALLEL_ENV)
-    value = default
-    if raw is not None:
-        try:
-            value = int(raw)
-        except ValueError:
-            notes.append(f"${PARALLEL_ENV}={raw!r} is not an integer: {default}")
-    return max(1, min(int(value), vectors))
-
-
-def _run_jobs(jobs: list, parallel: int) -> list:
-    """The round's (or one vector's) children: one at a time through :func:`run_in_child` with
-    wall-clock limits (P = 1, as always), else up to ``parallel`` at once with CPU-time limits
-    stretched to at most ``parallel`` times on the wall clock (:func:`.child.run_children`)."""
-    if parallel == 1:
-        return [run_in_child(job.target, job.args, job.limit, search=job.search, cap=job.cap)
-                for job in jobs]
-    return run_children(jobs, parallel, cpu_limits=True, stretch=float(parallel))
 
 
 class Polisher:
@@ -209,7 +159,7 @@ class RoundHarvest:
     each plan counted, evaluated exactly, offered, repaired and polished by the kernels, and
     remembered for the weights' bracketing (``solved_w``: the vectors that gave a plan,
     ``solved_b``: the nodes each plan broke); the work of each solve charged. Why an object: the
-    round loop of :meth:`PenaltySearch.solve` then reads rounds, batches, outcomes, and what an
+    round loop of :meth:`PenaltySearch.solve` then reads rounds, vectors, outcomes, and what an
     outcome does is in one place."""
 
     problem: Problem
@@ -218,41 +168,36 @@ class RoundHarvest:
     pace: Any            # TimedPace or WorkPace
     stats: dict
     notes: list
-    use_start: bool      # follow the incumbent once a plan improved ($PORTFOLIO_TOULBAR2_START)
-    own: Optional[OwnBest] = None   # toulbar2's own best plan (the tail walk's start)
     solved_w: list = field(default_factory=list)
     solved_b: list = field(default_factory=list)
 
-    def take(self, w: np.ndarray, outcome: str, value: Any) -> tuple[bool, bool]:
-        """The child of weight vector ``w`` ended with ``outcome`` (``ok``, ``killed``, ``error``;
-        a skipped one never comes here): (whether toulbar2 follows the incumbent from now on,
-        whether the budget is spent). The portfolio's best is read after the charge, as at every
-        exchange point."""
+    def take(self, w: np.ndarray, outcome: str, value: Any) -> bool:
+        """The child of weight vector ``w`` ended with ``outcome`` (``ok``, ``killed``,
+        ``error``): whether the budget is spent. The portfolio's best is read after the charge,
+        as at every exchange point."""
         stats, pace = self.stats, self.pace
         stats["solves"] += 1
         pace.solved(outcome, value)
         units = pace.solve_cost(outcome, value) if pace.deterministic else 0.0
-        follow = False
         if outcome == "killed":
             stats["killed"] += 1
         elif outcome != "ok":
             self.notes.append(f"toulbar2 child: {value}")
         else:
-            follow, units = self._plan(w, value["plan"], units)
+            units = self._plan(w, value["plan"], units)
         spent = not pace.charge(units)
-        follow |= (self.best.offer(pace.exchanged(), "portfolio best", own=False)
-                   and self.use_start)
-        return follow, spent
+        self.best.offer(pace.exchanged(), "portfolio best", own=False)
+        return spent
 
-    def _plan(self, w: np.ndarray, plan: Any, units: float) -> tuple[bool, float]:
+    def _plan(self, w: np.ndarray, plan: Any, units: float) -> float:
         """A solve's plan (None: nothing below the incumbent's penalised cost, so the incumbent
         stands for it): offered as it is when feasible, then repaired and polished and offered
-        again; (whether it improved and toulbar2 follows it, ``units`` plus the polish's)."""
+        again; ``units`` plus the polish's."""
         problem, best, stats = self.problem, self.best, self.stats
         if plan is None and best.plan is not None:
             plan = best.plan
         if plan is None:
-            return False, units
+            return units
         plan = np.asarray(plan, dtype=np.int64)
         stats["plans"] += 1
         self.solved_w.append(w)
@@ -262,13 +207,11 @@ class RoundHarvest:
         improved = feasible and best.offer(plan, "toulbar2", own=True)
         polished = self.polisher(plan)
         stats["polished"] += int(polished is not None)
-        if self.own is not None:
-            self.own.offer(polished if polished is not None else plan if feasible else None)
         units += polish_units(problem) * (self.polisher.prep is not None)
         improved |= best.offer(polished, "toulbar2 + polish" if feasible
                                else "toulbar2 + repair + polish", own=True)
         stats["improved"] += int(improved)
-        return bool(improved) and self.use_start, units
+        return units
 
 
 def _price_model(problem: Problem, polisher: Polisher, seed: int, notes: list,
@@ -289,15 +232,13 @@ def _price_model(problem: Problem, polisher: Polisher, seed: int, notes: list,
 @dataclass
 class PenaltySearch:
     """The engine as a backend runs it: exact mode on small instances, then rounds of penalised
-    solves until the deadline (see the module docstring). ``vectors``: weight vectors a round;
-    ``rule``: the weight rule (``$PORTFOLIO_TOULBAR2_RULE`` overrides it); ``child``: the function
-    each forked child runs (tests swap it for one that hangs); ``parallel``: solves at once in a
-    timed run (``$PORTFOLIO_TOULBAR2_PARALLEL`` overrides it)."""
+    solves until the deadline (see the module docstring). ``settings``: the backend's options;
+    ``rule``: the weight rule (``nodes`` only where prices cannot be had, and in tests);
+    ``child``: the function each forked child runs (tests swap it for one that hangs)."""
 
-    vectors: int = VECTORS
+    settings: Settings = field(default_factory=Settings)
     rule: str = DEFAULT_RULE
     child: Callable = penalised_child
-    parallel: int = PARALLEL
 
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
@@ -307,16 +248,16 @@ class PenaltySearch:
         work instead of reading the clock (:mod:`.pace`)."""
         from portfolio.exact import BestPlan
 
+        settings = self.settings
         t0 = time.monotonic()
         stop = t0 + time_left(deadline) - 0.3
         best = BestPlan(problem, report)
         notes: list[str] = []
         pace: Any
-        first_limit = env_number(LIMIT_ENV, FIRST_LIMIT, notes, least=1.0, unit=" s")
-        if getattr(report, "work", None) is not None:
-            pace = WorkPace(report, stop, first_limit, problem)
+        if report.work is not None:
+            pace = WorkPace(report, stop, settings.first_limit, problem)
         else:
-            pace = TimedPace(report, stop, first_limit, problem)
+            pace = TimedPace(report, stop, settings.first_limit, problem)
         start = _starting_plan(problem, warm_start, best, report, pace)
         if problem.num_nodes == 0:
             plan = np.zeros(0, dtype=np.int64)
@@ -324,7 +265,7 @@ class PenaltySearch:
                 return SolveResult(Status.FEASIBLE, best.plan, note="no nodes")
             return SolveResult(Status.NO_SOLUTION, note="the fixed usage alone exceeds the capacity")
         lower: Optional[int] = None
-        exact = self._exact(problem, pace, seed, best, report, notes)
+        exact = self._exact(problem, pace, seed, best, report, notes) if settings.exact else None
         if exact is not None:
             if isinstance(exact, SolveResult):
                 return exact
@@ -333,15 +274,9 @@ class PenaltySearch:
             return _result(best, lower, notes, {}, pace, t0)
         tables = build_tables(problem)
         polisher = Polisher(problem, seed, notes)
-        tail = (0.0 if pace.deterministic or polisher.prep is None
-                else tail_seconds(stop - time.monotonic(), notes))
-        own = OwnBest(problem) if tail else None   # kept only for the walk
-        step = env_number(LIMIT_STEP_ENV, LIMIT_STEP, notes, least=0.0, unit=" s")
-        tail_on = False     # from the round tail_due() names, the solves end the tail early
         rng = np.random.default_rng(seed)
-        n, k = problem.num_nodes, max(1, int(self.vectors))
-        rule = env_choice(RULE_ENV, RULES, self.rule, notes)
-        parallel = 1 if pace.deterministic else _parallel(self.parallel, k, notes)
+        n, k = problem.num_nodes, max(1, int(settings.vectors))
+        rule = self.rule if self.rule in RULES else DEFAULT_RULE
         prices = None
         if rule == "prices":
             prices = _price_model(problem, polisher, seed, notes, report, t0)
@@ -363,83 +298,58 @@ class PenaltySearch:
             best.offer(pace.exchanged(), "portfolio best", own=False)
         else:
             first = first_weights(global_scale(tables), n, k, rng)
-        bracket = Bracketing(first, rng, tables.breakable, per_node=rule != "global")
-        # Following the incumbent's values (toulbar2's value heuristic) is off by default: measured
-        # at 60 s, three seeds (docs/benchmarks/toulbar2.md), medians N 0.947 with it against
-        # 0.980 without, S 0.909 against 0.981; from the least-memory start plan it ruined N
-        # (0.31). When turned on, it waits for a found plan (this backend's or the portfolio's).
-        # A warm start is followed in the first round (toulbar2's initial solution: its upper
-        # bound and every variable's first value), whatever this switch says, by every solve of
-        # the round or as $PORTFOLIO_TOULBAR2_WARM_FOLLOW says.
-        use_start = os.environ.get(START_ENV, "0") == "1"
-        warm_follow = _warm_follow(notes) if start is not None else WARM_FOLLOW_MODES[0]
-        follow = False
+        bracket = Bracketing(first, rng, tables.breakable)
+        # A warm start is toulbar2's initial solution in the first round (its upper bound and
+        # every variable's first value), for the solves settings.warm_follow names.
+        follow = settings.warm_follow if start is not None else "none"
+        if start is not None and follow != "round":
+            notes.append(f"warm start followed by: {follow}")
         weights = bracket.vectors()
         out_of_time = not ok
         if not pace.deterministic:
             pace.timings["setup_s"] = time.monotonic() - t0
-        while not out_of_time:
-            if tail and not tail_on and tail_due(stats["rounds"]):
-                tail_on, pace.stop = True, pace.stop - tail   # the walk takes the last seconds
-            if not pace.another_round():
-                break
-            follow |= best.offer(pace.round_best(), "portfolio best", own=False) and use_start
-            harvest = RoundHarvest(problem, best, polisher, pace, stats, notes, use_start, own)
-            batch = 1 if parallel == 1 else len(weights)   # P = 1: one vector after another
-            for first in range(0, len(weights), batch):
-                jobs, job_w = [], []
-                for w in weights[first:first + batch]:
-                    pace.vector_start()
-                    try:
-                        net = build_network(tables, w)
-                    except ScalingError as exc:
-                        if stats["solves"] == 0 and not jobs:
-                            return SolveResult(Status.UNSUPPORTED, note=f"toulbar2 network: {exc}")
-                        notes.append(f"vector skipped: {exc}")
-                        continue
-                    ub_cost = None if best.plan is None else net.cost_of(best.plan)
-                    limits = pace.child_limits(net)
-                    if limits is None:
-                        out_of_time = True
-                        break
-                    (seconds, extra), kill, search, cap = limits
-                    warm = stats["rounds"] == 0 and _follows_warm(warm_follow, first + len(jobs),
-                                                                  len(weights))
-                    along = best.plan if follow else (start if warm else None)
-                    jobs.append(ChildJob(self.child, (net, seed + stats["solves"] + len(jobs),
-                                                      seconds, None if ub_cost is None
-                                                      else ub_cost + 1, along) + extra,
-                                         kill, search, cap))
-                    job_w.append(w)
-                for w, (outcome, value) in zip(job_w, _run_jobs(jobs, parallel)):
-                    if outcome == "skipped":   # its turn came too close to the deadline
-                        continue
-                    gained, spent = harvest.take(w, outcome, value)
-                    follow |= gained
-                    out_of_time |= spent
-                    if out_of_time:
-                        break
-                if out_of_time:
+        while not out_of_time and pace.another_round():
+            best.offer(pace.round_best(), "portfolio best", own=False)
+            harvest = RoundHarvest(problem, best, polisher, pace, stats, notes)
+            for index, w in enumerate(weights):
+                pace.vector_start()
+                try:
+                    net = build_network(tables, w)
+                except ScalingError as exc:
+                    if stats["solves"] == 0:
+                        return SolveResult(Status.UNSUPPORTED, note=f"toulbar2 network: {exc}")
+                    notes.append(f"vector skipped: {exc}")
+                    continue
+                ub_cost = None if best.plan is None else net.cost_of(best.plan)
+                limits = pace.child_limits(net)
+                if limits is None:
+                    out_of_time = True
+                    break
+                (seconds, extra), kill, search, cap = limits
+                warm = stats["rounds"] == 0 and _follows_warm(follow, index, len(weights))
+                outcome, value = run_in_child(
+                    self.child, (net, seed + stats["solves"], seconds,
+                                 None if ub_cost is None else ub_cost + 1,
+                                 start if warm else None) + extra,
+                    kill, search=search, cap=cap)
+                if harvest.take(w, outcome, value):
+                    out_of_time = True
                     break
             stats["rounds"] += int(bool(harvest.solved_w))
             bracket.update(np.array(harvest.solved_w).reshape(-1, n),
                            np.array(harvest.solved_b).reshape(-1, n))
             weights = bracket.vectors()
-            pace.next_round(step, LIMIT_MAX)
+            pace.next_round(settings.limit_step, LIMIT_MAX)
             target = best.plan if stats["improved"] or start is not None else None
             if prices is not None and pace.more_prices(prices, PRICE_STEP_S, PRICE_SHARE, target):
                 tables = dataclasses.replace(tables, excess=prices.penalty())
-                follow |= best.offer(pace.exchanged(), "portfolio best", own=False) and use_start
-        if tail_on:
-            begin = best.plan if own is None or own.plan is None else own.plan
-            notes.append(tail_walk(polisher.prep, begin, best, seed, stop, pace.round_best))
+                best.offer(pace.exchanged(), "portfolio best", own=False)
         if prices is not None:
             stats["price_steps"] = prices.steps
             if not pace.deterministic:
                 stats["shared_prices"] = prices.link.summary()
-        if parallel > 1:
-            stats["parallel"] = parallel
-        return _result(best, lower, [f"rule={rule}"] + notes, stats, pace, t0)
+        return _result(best, lower, [f"rule={rule}"] + notes, stats, pace, t0,
+                       safety_net=pace.deterministic and pace.out_of_budget_note() is not None)
 
     def _exact(self, problem: Problem, pace: Any, seed: int, best: Any, report: Reporter,
                notes: list) -> Optional[Any]:
@@ -451,8 +361,6 @@ class PenaltySearch:
         bound, and the answer when nothing better is found (its values as toulbar2's first choices
         changed nothing measurable with a good start: B, G and a generated instance each needed
         the same search nodes within one, docs/benchmarks/determinism.md)."""
-        if os.environ.get(EXACT_ENV, "1") == "0":
-            return None
         from .exact import exact_eligible, solve_exact
 
         ok, why = exact_eligible(problem)
@@ -489,8 +397,9 @@ class PenaltySearch:
 
 
 def _result(best: Any, lower: Optional[int], notes: list, stats: dict, pace: Any,
-            t0: float) -> SolveResult:
-    """The penalty search's answer: its best plan, the exact mode's bound, what it did."""
+            t0: float, safety_net: bool = False) -> SolveResult:
+    """The penalty search's answer: its best plan, the exact mode's bound, what it did
+    (``safety_net``: deterministic mode stopped by the clock before its work was done)."""
     safety = pace.out_of_budget_note()
     note = ", ".join(notes + ([safety] if safety else [])
                      + [f"{key}={v}" for key, v in stats.items()])
@@ -498,8 +407,10 @@ def _result(best: Any, lower: Optional[int], notes: list, stats: dict, pace: Any
     timings["total_s"] = round(time.monotonic() - t0, 3)
     if best.plan is None:
         return SolveResult(Status.NO_SOLUTION, lower_bound=lower,
-                           note=note or "no feasible plan found", timings=timings)
-    return SolveResult(Status.FEASIBLE, best.plan, lower_bound=lower, note=note, timings=timings)
+                           note=note or "no feasible plan found", timings=timings,
+                           safety_net=safety_net)
+    return SolveResult(Status.FEASIBLE, best.plan, lower_bound=lower, note=note, timings=timings,
+                       safety_net=safety_net)
 
 
 def _starting_plan(problem: Problem, warm_start: Optional[np.ndarray], best: Any,

@@ -99,18 +99,16 @@ def next_weights(lb: np.ndarray, ub: np.ndarray, k: int, rng: np.random.Generato
 
 
 class Bracketing:
-    """The weight rule's state: a bracket ``(lb, ub]`` per node (``per_node``) or one for all
-    nodes (the global rule: a node counts as broken when any node is, every node gets the same
-    weight). ``vectors()`` gives the next ``k`` weight vectors, ``update`` reads a round."""
+    """The weight rule's state: a bracket ``(lb, ub]`` per node. ``vectors()`` gives the next
+    ``k`` weight vectors, ``update`` reads a round. (One bracket for all nodes, the original's
+    global rule, measured worse than the priced rule on N and S and was removed in issue 41.)"""
 
     def __init__(self, first: np.ndarray, rng: np.random.Generator,
-                 breakable: np.ndarray, per_node: bool = True) -> None:
+                 breakable: np.ndarray) -> None:
         self.k, self.n = first.shape
-        self.rng, self.breakable, self.per_node = rng, np.asarray(breakable, dtype=bool), per_node
-        size = self.n if per_node else 1
-        self.lb, self.ub = np.zeros(size), np.full(size, np.inf)
-        self._next = first if per_node else np.repeat(first[:, :1], self.n, axis=1)
-        self._next = np.where(self.breakable[None, :], self._next, 0.0)
+        self.rng, self.breakable = rng, np.asarray(breakable, dtype=bool)
+        self.lb, self.ub = np.zeros(self.n), np.full(self.n, np.inf)
+        self._next = np.where(self.breakable[None, :], first, 0.0)
 
     def vectors(self) -> np.ndarray:
         return self._next
@@ -120,13 +118,8 @@ class Bracketing:
         weights = np.atleast_2d(np.asarray(weights, dtype=np.float64))
         broken = np.atleast_2d(np.asarray(broken, dtype=bool))
         if weights.shape[0]:
-            if not self.per_node:
-                idx = int(np.argmax(self.breakable)) if self.breakable.any() else 0
-                weights, broken = weights[:, idx:idx + 1], broken.any(axis=1, keepdims=True)
             self.lb, self.ub = update_bracket(self.lb, self.ub, weights, broken)
         w = next_weights(self.lb, self.ub, self.k, self.rng)
-        if not self.per_node:
-            w = np.repeat(w, self.n, axis=1)
         self._next = np.where(self.breakable[None, :], w, 0.0)
 
 
