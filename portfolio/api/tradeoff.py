@@ -54,7 +54,8 @@ def tradeoff(problem: ProblemLike, *, time_limit: Optional[float] = None, budget
     wanted = None if budgets is None else parse_budgets(budgets, prob.usage_limit)
     chosen = choose_backends(backends, options.time_limit)
     with _ONE_RUN:
-        result = run_tradeoff(prob, chosen, options, wanted, points, on_point=on_point)
+        result = run_tradeoff(prob, chosen, options, wanted, points, on_point=on_point,
+                              naming=conversion.naming)
     doc = result.to_dict()
     for row in doc["rows"]:
         if row["plan"] is not None:
