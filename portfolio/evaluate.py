@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 import types
 from dataclasses import asdict, dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -52,10 +53,11 @@ def as_solution(problem: Problem, solution: object) -> np.ndarray:
     return as_plan(solution, problem.strategy_counts)
 
 
-def as_plan(solution: object, counts: np.ndarray, holder: str = "the problem") -> np.ndarray:
+def as_plan(solution: object, counts: np.ndarray, holder: str = "the problem",
+            label: Callable[[int], str] = str) -> np.ndarray:
     """:func:`as_solution` against ``counts`` strategies per node, so that a file whose nodes are
     not the problem's (an XLA request) checks a plan in its own numbering; ``holder`` names it in
-    the length error."""
+    the length error, ``label(i)`` node ``i`` in the range error."""
     if isinstance(solution, np.ndarray) and solution.dtype.kind in "iu" and solution.ndim == 1:
         arr = solution
     else:
@@ -84,7 +86,7 @@ def as_plan(solution: object, counts: np.ndarray, holder: str = "the problem") -
     if len(bad):
         i = int(bad[0])
         raise SolutionError(
-            f"solution[{i}] = {arr[i]} is out of range: node {i} has "
+            f"solution[{i}] = {arr[i]} is out of range: node {label(i)} has "
             f"{counts[i]} strategies (0..{counts[i] - 1})"
         )
     return arr

@@ -83,8 +83,8 @@ class Conversion:
         numbering (an integer, in range for its node; followers agreeing with the node they
         follow), :class:`SolutionError` naming the first bad entry otherwise."""
         counts = self.problem.strategy_counts[self.node_of]
-        arr = as_plan(plan, counts, "the request" if self.foreign else "the file")
         naming = self.naming
+        arr = as_plan(plan, counts, "the request" if self.foreign else "the file", naming.label)
         lead = naming.leaders
         out = arr[lead]
         bad = np.flatnonzero(out[self.node_of] != arr)

@@ -104,11 +104,13 @@ class NodeNaming:
         """A problem node as a group of file nodes: its leader (as :meth:`node`) and ``followers``."""
         return {**self.node(self.leader(v)), "followers": self.followers(v)}
 
-    def edge(self, e: int) -> dict:
+    def edge(self, e: int, problem: Optional[Problem] = None) -> dict:
         """Problem edge ``e`` in the file's terms: ``kind`` (``edge`` or ``alias``), ``index`` in
-        that list of the file, ``nodes`` (file nodes)."""
+        that list of the file, ``nodes`` (file nodes; for a file whose edges are the problem's,
+        the problem's nodes of the edge when ``problem`` is given, else None)."""
         if self.edge_source is None:
-            return {"kind": "edge", "index": int(e), "nodes": None}
+            nodes = None if problem is None else [int(v) for v in problem.nodes_of_edge(e)]
+            return {"kind": "edge", "index": int(e), "nodes": nodes}
         src = int(self.edge_source[e])
         kind, index = ("edge", src) if src >= 0 else ("alias", -1 - src)
         return {"kind": kind, "index": index, "nodes": [int(x) for x in self.edge_ends[e]]}
@@ -117,27 +119,19 @@ class NodeNaming:
     def label(self, f: int, follows: bool = True) -> str:
         """``3 (big)``, ``1 (follow; follows 0)``, ``1 (follows 0)`` or ``3`` (``follows=False``:
         without the node it follows)."""
-        extra = [x for x in (self.name(f),) if x]
-        lead = self.follows(f) if follows else None
-        if lead is not None:
-            extra.append(f"follows {lead}")
-        return f"{f} ({'; '.join(extra)})" if extra else str(f)
+        doc = self.node(f)
+        return entry_label(doc if follows else {**doc, "follows": None})
 
     def group_label(self, v: int) -> str:
         """Problem node ``v`` as its leader and followers: ``0 (lead; followers 1, 5)``."""
-        lead = self.leader(v)
-        extra = [x for x in (self.name(lead),) if x]
-        more = self.followers(v)
-        if more:
-            extra.append(f"follower{'s' if len(more) > 1 else ''} {', '.join(map(str, more))}")
-        return f"{lead} ({'; '.join(extra)})" if extra else str(lead)
+        return entry_label(self.group(v))
 
     def edge_label(self, e: int) -> str:
         """``edge 2 (nodes 0 and 3)``, ``alias 1 (nodes 1 and 2)``, or ``edge 2`` for a contest file."""
         doc = self.edge(e)
         if doc["nodes"] is None:
             return f"edge {e}"
-        a, b = doc["nodes"]
+        a, b = (self.label(f, follows=False) for f in doc["nodes"])
         return f"{doc['kind']} {doc['index']} (nodes {a} and {b})"
 
     _NODE = re.compile(r"\b(nodes?) (\d+)(?: and (\d+))?")
@@ -179,6 +173,18 @@ class NodeNaming:
         for f, u in zip(self.interval_owners(problem, live).tolist(), usage[live].tolist()):
             by_node[f] = by_node.get(f, 0) + int(u)
         return by_node
+
+
+def entry_label(doc: dict) -> str:
+    """A node as documents give it (:meth:`NodeNaming.node` or ``group``) as text: its index, then
+    its name, the node it follows and its followers, when it has them: ``0 (lead; followers 1)``."""
+    extra = [x for x in (doc.get("name"),) if x]
+    if doc.get("follows") is not None:
+        extra.append(f"follows {doc['follows']}")
+    more = doc.get("followers") or []
+    if more:
+        extra.append(f"follower{'s' if len(more) > 1 else ''} {', '.join(map(str, more))}")
+    return f"{doc['node']} ({'; '.join(extra)})" if extra else str(doc["node"])
 
 
 def ranked(by_node: dict[int, int], top: int) -> list[tuple[int, int]]:
