@@ -5,6 +5,11 @@ Built on what the run already knows: an infeasibility proof of the runner (its m
 exact backend's standing claim (``PortfolioResult.infeasible_proven_by``), to which the certified
 bound (:mod:`.bound`) adds the least peak any plan needs; the best plan found is the least-memory
 plan made forbidden-free by the runner's own repair (:func:`portfolio.runner.fallback.safe_plan`).
+
+One time point per document: where the certified bound is reached (every plan needs at least that
+much there: the reason no plan fits); the plan found is reported at that point too, and peaks
+there whenever it reaches the bound. Nodes are named in the input file's own numbering (the
+conversion's :class:`~portfolio.adapters.naming.NodeNaming`), computed on the problem as read.
 """
 
 from __future__ import annotations
