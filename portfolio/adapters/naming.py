@@ -21,7 +21,7 @@ numbers are the problem's.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -29,7 +29,7 @@ import numpy as np
 from ..problem import Problem
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class NodeNaming:
     """The map from a problem's nodes, intervals and edges to the file it was read from.
 
@@ -41,10 +41,10 @@ class NodeNaming:
     """
 
     node_of: np.ndarray
-    names: Optional[tuple[str, ...]] = field(default=None, compare=False)
-    interval_source: Optional[np.ndarray] = field(default=None, compare=False)
-    edge_source: Optional[np.ndarray] = field(default=None, compare=False)
-    edge_ends: Optional[np.ndarray] = field(default=None, compare=False)
+    names: Optional[tuple[str, ...]] = None
+    interval_source: Optional[np.ndarray] = None
+    edge_source: Optional[np.ndarray] = None
+    edge_ends: Optional[np.ndarray] = None
 
     @staticmethod
     def identity(num_nodes: int) -> NodeNaming:

@@ -205,10 +205,11 @@ class SolveResult:
     ``repair``, ``start_cost``, ``improvement`` and ``improvement_percent`` of the answer on it, and
     for a re-solve the ``mapping``; None without a warm start."""
     memory: Optional[dict] = field(default=None, repr=False, compare=False)
-    """Memory budgets (docs/budgets.md): when no plan fits, why (``bound``: the certified least
-    peak, ``best``: the least peak of a plan found, with its time and top nodes, ``verdict``:
-    ``proven infeasible`` or ``not found in time``, ``text``); with ``objective="peak"``, the least
-    peak found (``least_peak``), its ``bound``, ``gap`` and ``proven``; None otherwise."""
+    """Memory budgets (docs/budgets.md): when no plan fits, why, about one time point (``time``;
+    ``bound``: the certified least peak, ``best``: the least-memory plan found, its peak and its top
+    nodes at ``time``, ``verdict``: ``proven infeasible`` or ``not found in time``, ``text``); with
+    ``objective="peak"``, the least peak found (``least_peak``), its ``bound``, ``gap`` and
+    ``proven``; None otherwise. Nodes in the file's own numbering, with instruction names."""
 
     def to_dict(self) -> dict:
         """A JSON-serialisable summary (with ``engines``: the solver versions that ran), with the

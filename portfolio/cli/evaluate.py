@@ -43,7 +43,7 @@ def _render_evaluation(ev_dict: dict, title: str) -> None:
     table.add_row("peak usage", f"{ev_dict['peak_usage']:,} at t={ev_dict['peak_time']}" +
                   ("" if limit is None else f"  (limit {limit:,})"))
     if ev_dict.get("peak_nodes"):
-        table.add_row("at the peak", ", ".join(f"{entry_label(n)}: {n['usage']:,}"
+        table.add_row("at the peak", "nodes " + ", ".join(f"{entry_label(n)}: {n['usage']:,}"
                                                for n in ev_dict["peak_nodes"]))
     if ev_dict["margin"] is not None:
         table.add_row("margin", f"{ev_dict['margin']:,} at t={ev_dict['tightest_time']}")
