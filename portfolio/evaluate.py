@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 import types
 from dataclasses import asdict, dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -49,6 +50,14 @@ def as_solution(problem: Problem, solution: object) -> np.ndarray:
     refused: a plan is a list of strategy indices). Raises :class:`SolutionError` naming the first
     offending index.
     """
+    return as_plan(solution, problem.strategy_counts)
+
+
+def as_plan(solution: object, counts: np.ndarray, holder: str = "the problem",
+            label: Callable[[int], str] = str) -> np.ndarray:
+    """:func:`as_solution` against ``counts`` strategies per node, so that a file whose nodes are
+    not the problem's (an XLA request) checks a plan in its own numbering; ``holder`` names it in
+    the length error, ``label(i)`` node ``i`` in the range error."""
     if isinstance(solution, np.ndarray) and solution.dtype.kind in "iu" and solution.ndim == 1:
         arr = solution
     else:
@@ -66,21 +75,19 @@ def as_solution(problem: Problem, solution: object) -> np.ndarray:
             if not -INT64_MAX - 1 <= v <= INT64_MAX:
                 raise SolutionError(f"solution[{i}] = {v} is out of range")
         arr = np.array(solution, dtype=np.int64).reshape(-1)
-    if len(arr) != problem.num_nodes:
-        raise SolutionError(
-            f"solution has {len(arr)} entries but the problem has {problem.num_nodes} nodes"
-        )
+    if len(arr) != len(counts):
+        raise SolutionError(f"solution has {len(arr)} entries but {holder} has {len(counts)} nodes")
     if arr.dtype.kind == "u":
         over = np.flatnonzero(arr > INT64_MAX)
         if len(over):
             raise SolutionError(f"solution[{over[0]}] = {arr[over[0]]} is out of range")
     arr = arr.astype(np.int64, copy=False)
-    bad = np.flatnonzero((arr < 0) | (arr >= problem.strategy_counts))
+    bad = np.flatnonzero((arr < 0) | (arr >= counts))
     if len(bad):
         i = int(bad[0])
         raise SolutionError(
-            f"solution[{i}] = {arr[i]} is out of range: node {i} has "
-            f"{problem.strategy_counts[i]} strategies (0..{problem.strategy_counts[i] - 1})"
+            f"solution[{i}] = {arr[i]} is out of range: node {label(i)} has "
+            f"{counts[i]} strategies (0..{counts[i] - 1})"
         )
     return arr
 
@@ -221,6 +228,15 @@ def evaluate(problem: Problem, solution: object) -> Evaluation:
         forbidden_node_choices=int(np.count_nonzero(node_part == FORBIDDEN)),
         forbidden_edge_entries=int(np.count_nonzero(edge_part == FORBIDDEN)),
     )
+
+
+def forbidden_choices(problem: Problem, solution: object) -> tuple[np.ndarray, np.ndarray]:
+    """The nodes whose chosen strategy, and the edges whose chosen entry, cost 10**18 (indices of
+    ``problem``; the counts are :class:`Evaluation`'s), so that a report can name them."""
+    sol = as_solution(problem, solution)
+    nodes = np.flatnonzero(chosen_node_costs(problem, sol) == FORBIDDEN)
+    edges = np.flatnonzero(problem.edge_costs[chosen_edge_positions(problem, sol)] == FORBIDDEN)
+    return nodes, edges
 
 
 def delta_cost(problem: Problem, sol: np.ndarray, node: int, strategy: int) -> int:

@@ -4,6 +4,8 @@ Every reader registered in :mod:`.formats` returns a :class:`Conversion`, so the
 treat all formats alike: they solve ``problem``, give plans back through ``expand`` and costs
 through ``request_cost``, and print ``notes``; ``in_file_terms`` says whether results are given in
 the file's own terms (its node order and cost units), which the CLI shows as a ``request`` entry.
+Every message and document that names a node or an edge names it through ``naming``
+(:class:`~.naming.NodeNaming`): in the file's numbering, with its instruction name when it has one.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from typing import Optional
 
 import numpy as np
 
-from ..evaluate import SolutionError
+from ..evaluate import SolutionError, as_plan
 from ..problem import Problem
+from .naming import NodeNaming
 
 
 @dataclass(frozen=True)
@@ -29,7 +32,9 @@ class Conversion:
     tool's problem (an XLA request), whose results are reported in its own terms. ``hint``: a
     full, valid plan the file suggests (a request's ``s_hint``), as a plan of the problem.
     ``names``: one distinct name per node of the file (a request's ``instruction_names``), by
-    which a re-solve maps a previous plan.
+    which a re-solve maps a previous plan. ``naming``: how messages name the problem's nodes,
+    intervals and edges in the file's terms (built from ``node_of`` and ``names`` when the reader
+    gives none: then a folded node's intervals are reported as its leader's).
     """
 
     problem: Problem
@@ -41,6 +46,12 @@ class Conversion:
     foreign: bool = False
     hint: Optional[np.ndarray] = field(default=None, compare=False)
     names: Optional[tuple[str, ...]] = field(default=None, compare=False)
+    naming: Optional[NodeNaming] = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.naming is None:
+            object.__setattr__(self, "naming", NodeNaming(np.asarray(self.node_of, dtype=np.int64),
+                                                          self.names))
 
     @staticmethod
     def identity(problem: Problem) -> Conversion:
@@ -68,18 +79,21 @@ class Conversion:
         return np.asarray(plan, dtype=np.int64)[self.node_of]
 
     def restrict(self, plan: object) -> np.ndarray:
-        """A plan of the file as a plan of the problem (followers must agree with their leader)."""
-        arr = np.asarray(plan, dtype=np.int64).reshape(-1)
-        if len(arr) != len(self.node_of):
-            raise SolutionError(f"solution has {len(arr)} entries but the request has "
-                                f"{len(self.node_of)} nodes")
-        out = np.full(self.problem.num_nodes, -1, dtype=np.int64)
-        out[self.node_of] = arr
+        """A plan of the file as a plan of the problem: every entry checked in the file's own
+        numbering (an integer, in range for its node; followers agreeing with the node they
+        follow), :class:`SolutionError` naming the first bad entry otherwise."""
+        counts = self.problem.strategy_counts[self.node_of]
+        naming = self.naming
+        arr = as_plan(plan, counts, "the request" if self.foreign else "the file", naming.label)
+        lead = naming.leaders
+        out = arr[lead]
         bad = np.flatnonzero(out[self.node_of] != arr)
         if len(bad):
             i = int(bad[0])
-            raise SolutionError(f"solution[{i}] = {arr[i]} differs from the strategy of the node it "
-                                f"follows ({out[self.node_of[i]]})")
+            j = int(lead[self.node_of[i]])
+            raise SolutionError(f"solution[{i}] = {arr[i]} differs from solution[{j}] = {arr[j]}: "
+                                f"node {naming.label(i, follows=False)} follows node "
+                                f"{naming.label(j)} and takes its strategy")
         return out
 
     def request_cost(self, cost: int) -> float:

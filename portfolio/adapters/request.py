@@ -23,6 +23,7 @@ from ..evaluate import exact_sum
 from ..io import PathLike, ProblemFormatError
 from ..problem import FORBIDDEN, Capacity, Problem, offsets_from_counts
 from .conversion import Conversion
+from .naming import NodeNaming
 
 EXACT_DOUBLE = 2**53
 """Integers up to this magnitude are exact as doubles; the writer refuses larger finite costs."""
@@ -334,8 +335,13 @@ def to_problem(req: SolverRequest, path: PathLike = "<request>", cost_scale: flo
                      f"{error / cost_scale:.6g} of the request's")
     hint = _hint(req.s_hint, s_len, node_of, len(roots), notes)
     names = _names(req.instruction_names, n, notes)
+    used_aliases = np.flatnonzero(used)
+    naming = NodeNaming(
+        node_of, names=_labels(req.instruction_names, n), interval_source=live_node,
+        edge_source=np.concatenate([np.arange(len(edges), dtype=np.int64), -1 - used_aliases]),
+        edge_ends=np.concatenate([edges, aliases[used_aliases]]).reshape(-1, 2))
     return Conversion(problem, node_of, float(cost_scale), error / cost_scale, shift, tuple(notes),
-                      foreign=True, hint=hint, names=names)
+                      foreign=True, hint=hint, names=names, naming=naming)
 
 
 def _hint(s_hint: np.ndarray, s_len: np.ndarray, node_of: np.ndarray, nodes: int,
@@ -379,6 +385,12 @@ def _names(names: tuple[str, ...], n: int, notes: list[str]) -> tuple[str, ...] 
                      f"{len(set(names))} distinct, {n} nodes); a re-solve maps plans by index")
         return None
     return names
+
+
+def _labels(names: tuple[str, ...], n: int) -> tuple[str, ...] | None:
+    """The instruction names as messages show them: one per node (repeated or empty ones too: a
+    message names a node by its index first), or None when the count is not the node count."""
+    return tuple(str(x) for x in names) if len(names) == n and any(names) else None
 
 
 def _stem(path: PathLike) -> str:

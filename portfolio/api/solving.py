@@ -26,6 +26,7 @@ from .inputs import ProblemLike, as_conversion
 from .warm import PlanLike, WarmChoice, given_warm_start
 
 if TYPE_CHECKING:
+    from ..adapters.naming import NodeNaming
     from ..backend import BackendLike
     from ..distributed.session import ClusterSession
     from ..options import ClusterOptions
@@ -154,7 +155,8 @@ def _deterministic_choice(registry: Any, chosen: list[BackendLike], named: bool,
 
 def run(problem: Problem, backends: Sequence[BackendLike], options: RunOptions, *,
         on_update: Optional[Callable[[Portfolio], None]] = None,
-        cluster: Optional[ClusterSession] = None, explain: bool = True) -> PortfolioResult:
+        cluster: Optional[ClusterSession] = None, explain: bool = True,
+        naming: Optional[NodeNaming] = None) -> PortfolioResult:
     """One portfolio run, on this machine or with a cluster session's shards
     (:func:`portfolio.distributed.session.open_session`): what ``portfolio solve`` and
     :func:`solve` both call. The caller then ends the session (``finish``, ``close``).
@@ -162,13 +164,15 @@ def run(problem: Problem, backends: Sequence[BackendLike], options: RunOptions, 
     ``options.objective == "peak"`` runs the least-peak search instead
     (:func:`portfolio.memory.objective.solve_least_peak`). With ``explain``, a run that ends
     without a plan that fits (none, or only plans with forbidden choices) gets ``memory``: why
-    (:func:`portfolio.memory.explain.explain`, docs/budgets.md), computed after the run."""
+    (:func:`portfolio.memory.explain.explain`, docs/budgets.md), computed after the run.
+    ``naming`` (the conversion's, :class:`~portfolio.adapters.naming.NodeNaming`): the numbering
+    those documents name nodes in, the file's (the problem's own when None)."""
     from ..runner import run_portfolio
 
     if options.objective == "peak":
         from ..memory.objective import solve_least_peak
 
-        return solve_least_peak(problem, backends, options, on_update=on_update)
+        return solve_least_peak(problem, backends, options, on_update=on_update, naming=naming)
     called = time.monotonic()
     if cluster is None:
         result = run_portfolio(problem, backends, options, on_update=on_update)
@@ -179,7 +183,8 @@ def run(problem: Problem, backends: Sequence[BackendLike], options: RunOptions, 
             and _seconds_left(options, called) >= EXPLAIN_SECONDS:
         from ..memory.explain import explain as explain_memory
 
-        result.memory = explain_memory(problem, result, deterministic=options.deterministic)
+        result.memory = explain_memory(problem, result, deterministic=options.deterministic,
+                                       naming=naming)
     return result
 
 
@@ -238,10 +243,11 @@ class SolveResult:
     ``repair``, ``start_cost``, ``improvement`` and ``improvement_percent`` of the answer on it, and
     for a re-solve the ``mapping``; None without a warm start."""
     memory: Optional[dict] = field(default=None, repr=False, compare=False)
-    """Memory budgets (docs/budgets.md): when no plan fits, why (``bound``: the certified least
-    peak, ``best``: the least peak of a plan found, with its time and top nodes, ``verdict``:
-    ``proven infeasible`` or ``not found in time``, ``text``); with ``objective="peak"``, the least
-    peak found (``least_peak``), its ``bound``, ``gap`` and ``proven``; None otherwise."""
+    """Memory budgets (docs/budgets.md): when no plan fits, why, about one time point (``time``;
+    ``bound``: the certified least peak, ``best``: the least-memory plan found, its peak and its top
+    nodes at ``time``, ``verdict``: ``proven infeasible`` or ``not found in time``, ``text``); with
+    ``objective="peak"``, the least peak found (``least_peak``), its ``bound``, ``gap`` and
+    ``proven``; None otherwise. Nodes in the file's own numbering, with instruction names."""
 
     def to_dict(self) -> dict:
         """A JSON-serialisable summary (with ``engines``: the solver versions that ran), with the
@@ -396,7 +402,8 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
         if options.cluster is None:
             stack.enter_context(_ONE_RUN)
         told = None if on_improve is None else _Improvements(on_improve, start, conversion.expand)
-        result = run(conversion.problem, chosen, options, on_update=told, cluster=session)
+        result = run(conversion.problem, chosen, options, on_update=told, cluster=session,
+                     naming=conversion.naming)
         summary = None if session is None else session.finish(result)
     if told is not None:
         told.last(result)

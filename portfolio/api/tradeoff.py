@@ -64,7 +64,8 @@ def tradeoff(problem: ProblemLike, *, time_limit: Optional[float] = None, budget
     chosen = picked.backends
     options = replace(options, backend_options=picked.options, config=picked.config)
     with _ONE_RUN:
-        result = run_tradeoff(prob, chosen, options, wanted, points, on_point=on_point)
+        result = run_tradeoff(prob, chosen, options, wanted, points, on_point=on_point,
+                              naming=conversion.naming)
     doc = result.to_dict()
     for row in doc["rows"]:
         if row["plan"] is not None:

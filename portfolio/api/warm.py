@@ -72,17 +72,7 @@ def checked(conversion: Conversion, plan: Any, label: str) -> np.ndarray:
     try:
         if not conversion.maps_nodes:
             return as_solution(conversion.problem, plan)
-        arr = _integers(plan)
-        nodes = len(conversion.node_of)
-        if len(arr) != nodes:
-            raise SolutionError(f"solution has {len(arr)} entries but the request has {nodes} nodes")
-        counts = conversion.problem.strategy_counts[conversion.node_of]
-        bad = np.flatnonzero((arr < 0) | (arr >= counts))
-        if len(bad):
-            i = int(bad[0])
-            raise SolutionError(f"solution[{i}] = {arr[i]} is out of range: node {i} has "
-                                f"{counts[i]} strategies (0..{counts[i] - 1})")
-        return as_solution(conversion.problem, conversion.restrict(arr))
+        return as_solution(conversion.problem, conversion.restrict(plan))
     except SolutionError as exc:
         raise ProblemError(f"{label}: {exc}") from None
 

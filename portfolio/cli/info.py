@@ -2,24 +2,35 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Optional
+
 import click
 import numpy as np
 from rich.table import Table
 
-from ..evaluate import min_usage_profile
+from ..memory.floor import least_usage_floor
 from ..problem import FORBIDDEN, Problem
 from .app import cli
-from .common import _emit_json, _load, console
+from .common import _emit_json, _read, console
+
+if TYPE_CHECKING:
+    from ..adapters.conversion import Conversion
 
 
-def problem_summary(problem: Problem) -> dict:
-    """Size, structure and memory tightness of an instance."""
+def problem_summary(problem: Problem, conversion: Optional[Conversion] = None) -> dict:
+    """Size, structure and memory tightness of an instance; with the ``conversion`` it was read
+    through, ``file`` says how the file's nodes became the problem's (None when they are the same).
+
+    ``least_peak``: the certified floor of the least peak of a plan without forbidden choices (each
+    live interval at its least usage among strategies whose node cost is not forbidden), with its
+    time point: the ``trivial`` stage of the bound that ``portfolio solve`` explains an infeasible
+    limit with (docs/budgets.md), which its later stages may raise."""
     counts = problem.strategy_counts
     times = problem.time_points
-    floor = min_usage_profile(problem)
-    peak_floor = int(floor.max()) if len(floor) else 0
+    floor = least_usage_floor(problem)
     limit = problem.usage_limit
     nonempty = problem.interval_end > problem.interval_start
+    naming = None if conversion is None else conversion.naming
     return {
         "name": problem.name,
         "nodes": problem.num_nodes,
@@ -41,9 +52,23 @@ def problem_summary(problem: Problem) -> dict:
         "zero_length_intervals": int(np.count_nonzero(~nonempty)),
         "distinct_time_points": int(len(times)),
         "usage_limit": limit,
-        "min_usage_peak": peak_floor,
-        "memory_tightness": (peak_floor / limit) if limit else None,
+        "least_peak": {"value": floor.value, "time": floor.time, "method": "trivial",
+                       "why": floor.why if naming is None else naming.rewrite(floor.why)},
+        "memory_tightness": (floor.value / limit) if limit and floor.value is not None else None,
+        "file": _file_summary(conversion),
     }
+
+
+def _file_summary(conversion: Optional[Conversion]) -> Optional[dict]:
+    """The file's own node count and what reading it folded (a request: followers into their
+    leaders, alias pairs into edges), or None when its nodes and edges are the problem's."""
+    if conversion is None or conversion.naming.is_identity:
+        return None
+    naming = conversion.naming
+    aliases = 0 if naming.edge_source is None else int(np.count_nonzero(naming.edge_source < 0))
+    return {"nodes": naming.file_nodes,
+            "followers": naming.file_nodes - conversion.problem.num_nodes,
+            "alias_edges": aliases, "named": naming.names is not None}
 
 
 def _limit_text(problem: Problem) -> str:
@@ -61,8 +86,9 @@ def _limit_text(problem: Problem) -> str:
 def info(problem: str, as_json: bool) -> None:
     """Show the size, structure and memory tightness of PROBLEM (contest or extended JSON, or an
     XLA request: .pb, .binpb, .textproto, .txtpb)."""
-    prob, seconds = _load(problem)
-    summary = problem_summary(prob)
+    conversion, seconds = _read(problem)
+    prob = conversion.problem
+    summary = problem_summary(prob, conversion)
     summary["load_seconds"] = round(seconds, 3)
     if as_json:
         _emit_json(summary)
@@ -72,8 +98,16 @@ def info(problem: str, as_json: bool) -> None:
     table.add_column()
     s = summary["strategies"]
     tight = summary["memory_tightness"]
+    least = summary["least_peak"]
+    if least["value"] is None:
+        least_text = f"none: no plan without forbidden choices ({least['why']})"
+    else:
+        least_text = (f"at least {least['value']:,}" + ("" if least["time"] is None else
+                                                         f" at t={least['time']:,}")
+                      + "  (certified, trivial stage: each live interval at its least usage "
+                        "over strategies not forbidden)")
     rows = [
-        ("nodes", f"{summary['nodes']:,}"),
+        ("nodes", f"{summary['nodes']:,}" + _file_text(summary["file"])),
         ("edges", f"{summary['edges']:,}  (arity: " +
          ", ".join(f"{k}: {v:,}" for k, v in summary["edge_arity"].items()) + ")"),
         ("strategies", f"{s['total']:,} total; per node min {s['min']} / mean {s['mean']} / max {s['max']}"),
@@ -85,10 +119,24 @@ def info(problem: str, as_json: bool) -> None:
         ("distinct time points", f"{summary['distinct_time_points']:,} "
          f"({summary['zero_length_intervals']:,} zero-length intervals)"),
         ("usage limit", _limit_text(prob) if summary["usage_limit"] is None else f"{summary['usage_limit']:,}"),
-        ("min-usage peak", f"{summary['min_usage_peak']:,}"),
-        ("memory tightness", "n/a" if tight is None else f"{tight:.3f}  (min-usage peak / limit)"),
+        ("least peak", least_text),
+        ("memory tightness", "n/a" if tight is None else f"{tight:.3f}  (least peak / limit)"),
         ("load time", f"{seconds:.2f} s"),
     ]
     for key, value in rows:
         table.add_row(key, value)
     console.print(table)
+
+
+def _file_text(file: Optional[dict]) -> str:
+    """``  (the file's 4 nodes: 1 follower folded into its leader)`` for a request."""
+    if not file:
+        return ""
+    said = []
+    if file["followers"]:
+        s = "s" if file["followers"] > 1 else ""
+        said.append(f"{file['followers']:,} follower{s} folded into {'their' if s else 'its'} leader{s}")
+    if file["alias_edges"]:
+        said.append(f"{file['alias_edges']:,} alias pair{'s' if file['alias_edges'] > 1 else ''} "
+                    f"as edges")
+    return f"  (the file's {file['nodes']:,} nodes" + (f": {', '.join(said)})" if said else ")")

@@ -9,7 +9,7 @@ import click
 from rich.table import Table
 
 from .app import EXIT_NO_SOLUTION, EXIT_OK, cli
-from .common import _emit_json, _load, _refuse_overwrite, console
+from .common import _emit_json, _read, _refuse_overwrite, console
 
 _PRESOLVE_FLAGS = (
     ("forbidden", "remove strategies of node cost 10**18"),
@@ -57,11 +57,15 @@ def presolve_cmd(problem: str, write_path: str | None, force: bool, as_json: boo
     from ..presolve import presolve, write_extended
 
     _refuse_overwrite(write_path, force)
-    prob, load_s = _load(problem)
+    conversion, load_s = _read(problem)
+    prob = conversion.problem
     switches = {name.replace("-", "_"): not flags[f"no_{name.replace('-', '_')}"]
                 for name, _ in _PRESOLVE_FLAGS}
     pre = presolve(prob, **switches)
-    report = {"problem": prob.name, "load_seconds": round(load_s, 3), **pre.report}
+    # the proof names nodes of the problem as read: in the file's numbering for the user
+    infeasible = conversion.naming.rewrite(pre.infeasible, prob.num_nodes)
+    report = {"problem": prob.name, "load_seconds": round(load_s, 3), **pre.report,
+              "infeasible": infeasible}
     if write_path and pre.reduced is not None:
         write_extended(pre.reduced, write_path)
         report["written"] = str(write_path)
@@ -86,7 +90,7 @@ def presolve_cmd(problem: str, write_path: str | None, force: bool, as_json: boo
         if pre.report.get("magnitude_guard"):
             console.print("[yellow]costs too large for exact folding: cost-combining reductions off[/]")
         if pre.infeasible:
-            console.print(f"[magenta]infeasible:[/] {pre.infeasible}", highlight=False)
+            console.print(f"[magenta]infeasible:[/] {infeasible}", highlight=False)
         else:
             console.print(f"offset {pre.offset:,}; {pre.report['rounds']} rounds in "
                           f"{pre.report['seconds']:.2f} s" +

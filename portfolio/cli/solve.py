@@ -189,13 +189,14 @@ def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | No
         warm = _warm_start(conversion, *warm_files, cost_scale, quiet, options.deterministic)
         if warm is not None:
             options = replace(options, warm_start=warm.plan)
+        naming = conversion.naming
         conversion = conversion if conversion.in_file_terms else None
         if quiet:
-            result = run(prob, chosen, options, cluster=session, explain=explain)
+            result = run(prob, chosen, options, cluster=session, explain=explain, naming=naming)
         else:
             with LiveProgress(console) as progress:
                 result = run(prob, chosen, options, on_update=progress, cluster=session,
-                             explain=explain)
+                             explain=explain, naming=naming)
         cluster_doc = None if session is None else session.finish(result)
         _on_signals(lambda signum, frame: late.append(signum))  # the answer is printed whatever comes
         if debug:

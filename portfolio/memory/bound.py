@@ -23,9 +23,11 @@ from typing import Optional
 
 import numpy as np
 
+from ..adapters.naming import NodeNaming, ranked
 from ..evaluate import range_sum
-from ..problem import INT64_MAX, Problem
+from ..problem import Problem
 from .domains import allowed_strategies, binary_edges
+from .floor import interval_minima, least_usage_floor
 from .pairs import SAFE_USAGE, edge_gains, greedy_matching
 
 REFINE_POINTS = 12
@@ -37,13 +39,16 @@ EXACT_NODES = 80
 EXACT_SECONDS = 0.4
 """CP-SAT's deterministic-time limit per point (about seconds of one core)."""
 
+TOP = 5
+"""Live nodes named at the bound's time point (the largest least usages first)."""
+
 
 @dataclass(frozen=True)
 class PeakBound:
     """No plan without forbidden choices peaks below ``value``; ``time`` is a time point where the
-    bound is reached (``contributors``: its live nodes with their least usage, largest first);
-    ``method`` names the stage that gave it. ``value`` is None when no plan without forbidden
-    choices exists at all (``why``)."""
+    bound is reached (``contributors``: its live nodes, in the file's numbering, with their least
+    usage, largest first); ``method`` names the stage that gave it. ``value`` is None when no plan
+    without forbidden choices exists at all (``why``, in the file's terms)."""
 
     value: Optional[int]
     time: Optional[int]
@@ -51,27 +56,14 @@ class PeakBound:
     stages: dict[str, int] = field(default_factory=dict)
     contributors: list[tuple[int, int]] = field(default_factory=list)
     why: Optional[str] = None
+    naming: Optional[NodeNaming] = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict:
+        naming = self.naming or NodeNaming.identity(1 + max((v for v, _ in self.contributors),
+                                                            default=-1))
         return {"value": self.value, "time": self.time, "method": self.method,
                 "stages": dict(self.stages), "why": self.why,
-                "top_nodes": [{"node": v, "least_usage": u} for v, u in self.contributors]}
-
-
-def interval_minima(problem: Problem, alive: np.ndarray) -> np.ndarray:
-    """Per interval, its least usage over its node's strategies in ``alive`` (0 for an interval
-    whose node has none: only reached when the domains are empty, which the caller reports)."""
-    iuo = problem.interval_usage_offsets
-    counts = np.diff(iuo)
-    rows = np.repeat(np.arange(problem.num_intervals), counts)
-    within = np.arange(len(problem.interval_usages)) - iuo[:-1][rows]
-    ok = alive[problem.strategy_offsets[problem.interval_node[rows]] + within]
-    masked = np.where(ok, problem.interval_usages, INT64_MAX)
-    mins = np.zeros(problem.num_intervals, dtype=np.int64)
-    nonempty = counts > 0
-    if nonempty.any():
-        mins[nonempty] = np.minimum.reduceat(masked, iuo[:-1][nonempty])
-    return np.where(mins == INT64_MAX, 0, mins)
+                "top_nodes": [{**naming.node(v), "least_usage": u} for v, u in self.contributors]}
 
 
 def _argmax(profile: np.ndarray) -> tuple[int, int]:
@@ -79,12 +71,11 @@ def _argmax(profile: np.ndarray) -> tuple[int, int]:
     return int(profile[k]), k
 
 
-def _contributors(problem: Problem, mins: np.ndarray, k: int, top: int = 5) -> list[tuple[int, int]]:
-    by_node: dict[int, int] = {}
-    for j in problem.live_intervals_at(k).tolist():
-        v = int(problem.interval_node[j])
-        by_node[v] = by_node.get(v, 0) + int(mins[j])
-    return sorted(by_node.items(), key=lambda item: (-item[1], item[0]))[:top]
+def _contributors(problem: Problem, mins: np.ndarray, k: int, naming: NodeNaming,
+                  top: int = TOP) -> list[tuple[int, int]]:
+    """The ``top`` file nodes live at point ``k`` with the most least usage (each interval at its
+    least usage: a follower's own, not its leader's)."""
+    return ranked(naming.usage_by_node(problem, mins, k), top)
 
 
 class _Pairs:
@@ -134,24 +125,28 @@ class _Pairs:
 
 
 def least_peak_bound(problem: Problem, refine_points: int = REFINE_POINTS,
-                     exact_nodes: int = EXACT_NODES,
-                     exact_seconds: float = EXACT_SECONDS) -> PeakBound:
+                     exact_nodes: int = EXACT_NODES, exact_seconds: float = EXACT_SECONDS,
+                     naming: Optional[NodeNaming] = None) -> PeakBound:
     """The certified lower bound on the least peak of any plan without forbidden choices (see the
-    module); ``refine_points=0`` stops after the pair stage, ``exact_nodes=0`` skips CP-SAT."""
+    module); ``refine_points=0`` stops after the pair stage, ``exact_nodes=0`` skips CP-SAT.
+    ``naming``: the file the problem was read from, whose numbering the bound's nodes and reason
+    use (the problem's own when None)."""
+    naming = naming if naming is not None else NodeNaming.identity(problem.num_nodes)
     points = len(problem.time_points)
-    plain = allowed_strategies(problem, consistency=False)
-    if plain.empty:
-        return PeakBound(None, None, "trivial", why=plain.why)
-    if points == 0:
-        return PeakBound(0, None, "trivial", {"trivial": 0})
+    floor = least_usage_floor(problem)
+    if floor.value is None:
+        return PeakBound(None, None, "trivial", why=naming.rewrite(floor.why), naming=naming)
+    if floor.index is None:
+        return PeakBound(0, None, "trivial", {"trivial": 0}, naming=naming)
     lo, hi = problem.interval_point_range
     stages: dict[str, int] = {}
-    best, k_best = _argmax(range_sum(lo, hi, interval_minima(problem, plain.alive), points))
+    best, k_best = floor.value, floor.index
     stages["trivial"] = best
     method = "trivial"
     dom = allowed_strategies(problem)
     if dom.empty:
-        return PeakBound(None, None, "arc consistency", stages, why=dom.why)
+        return PeakBound(None, None, "arc consistency", stages, why=naming.rewrite(dom.why),
+                         naming=naming)
     mins = interval_minima(problem, dom.alive)
     base = range_sum(lo, hi, mins, points)
     value, k = _argmax(base)
@@ -184,4 +179,4 @@ def least_peak_bound(problem: Problem, refine_points: int = REFINE_POINTS,
             stages["exact point"] = refined
         best = refined
     return PeakBound(best, int(problem.time_points[k_best]), method, stages,
-                     _contributors(problem, mins, k_best))
+                     _contributors(problem, mins, k_best, naming), naming=naming)

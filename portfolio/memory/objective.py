@@ -24,13 +24,14 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from ..adapters.naming import NodeNaming
 from ..evaluate import evaluate
 from ..options import RunOptions
 from ..problem import Problem
 from .bound import least_peak_bound
 from .budgets import at_budget
 from .explain import least_peak_plan
-from .peak import peak_report
+from .peak import peak_report, point_index
 
 FINAL_SHARE = 0.35
 """Share of the time kept for the cost run at the least budget found."""
@@ -92,14 +93,16 @@ def _given_plan(problem: Problem, plan: Any) -> Optional[tuple[np.ndarray, int]]
 
 
 def solve_least_peak(problem: Problem, backends: Sequence[Any], options: RunOptions,
-                     on_update: Optional[Callable[[Any], None]] = None) -> Any:
+                     on_update: Optional[Callable[[Any], None]] = None,
+                     naming: Optional[NodeNaming] = None) -> Any:
     """The portfolio result of the cost run at the least budget found, its ``evaluation`` on
-    ``problem`` itself and its ``memory`` document (see the module and docs/budgets.md)."""
+    ``problem`` itself and its ``memory`` document (see the module and docs/budgets.md), whose
+    nodes are in ``naming``'s file numbering (the problem's own when None)."""
     from ..runner import run_portfolio
 
     begin = time.monotonic() if options.start is None else options.start
     deadline = begin + options.time_limit
-    bound = least_peak_bound(problem)
+    bound = least_peak_bound(problem, naming=naming)
     probes: list[dict] = []
     best = None if bound.value is None else least_peak_plan(problem)
     ceiling = None if best is None else peak_report(problem, best).peak
@@ -138,19 +141,24 @@ def solve_least_peak(problem: Problem, backends: Sequence[Any], options: RunOpti
     if result.solution is not None:
         result.evaluation = evaluate(problem, result.solution)
     result.warm_start = None   # the search's own hand-over, not the caller's: probes say it
-    result.memory = _document(problem, result, bound, ceiling, claimed, probes)
+    result.memory = _document(problem, result, bound, ceiling, claimed, probes, naming)
     return result
 
 
 def _document(problem: Problem, result: Any, bound: Any, budget: Optional[int],
-              claimed: Optional[int], probes: list[dict]) -> dict:
-    report = None if result.solution is None else peak_report(problem, result.solution)
+              claimed: Optional[int], probes: list[dict], naming: Optional[NodeNaming]) -> dict:
+    """The ``memory`` document of a least-peak search, about one time point: where the plan
+    peaks, preferring the bound's point when the plan peaks there too (always when proven)."""
+    k = point_index(problem, bound.time)
+    report = None if result.solution is None else peak_report(problem, result.solution,
+                                                               naming=naming, prefer=k)
     peak = None if report is None else report.peak
     gap = None
     if peak is not None and bound.value is not None:
         gap = 0.0 if peak == bound.value else (peak - bound.value) / peak if peak > 0 else None
     doc = {"objective": "peak", "least_peak": peak, "budget": budget,
-           "limit": problem.usage_limit, "bound": bound.to_dict(), "claimed_bound": claimed,
+           "limit": problem.usage_limit, "time": None if report is None else report.time,
+           "bound": bound.to_dict(), "claimed_bound": claimed,
            "gap": gap, "proven": peak is not None and peak == bound.value,
            "best": None if report is None else report.to_dict(), "probes": probes}
     if peak is None:

@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from ..adapters.naming import NodeNaming
 from ..evaluate import evaluate
 from ..options import RunOptions
 from ..problem import Problem
@@ -120,13 +121,15 @@ def _plans_of(result: Any) -> list[np.ndarray]:
 
 def run_tradeoff(problem: Problem, backends: Sequence[Any], options: RunOptions,
                  budgets: Optional[Sequence[int]] = None, points: int = POINTS,
-                 on_point: Optional[Callable[[TradeoffPoint], None]] = None) -> Tradeoff:
+                 on_point: Optional[Callable[[TradeoffPoint], None]] = None,
+                 naming: Optional[NodeNaming] = None) -> Tradeoff:
     """Solve ``problem`` at each of ``budgets`` (None: the default range, see the module) within
     ``options.time_limit`` in all, counted from ``options.start``; ``on_point`` is told each point
-    as its run ends (before the monotone pass)."""
+    as its run ends (before the monotone pass). The certified bound names its nodes (and its
+    reason, when no plan exists) in ``naming``'s file numbering (the problem's own when None)."""
     begin = time.monotonic() if options.start is None else options.start
     deadline = begin + options.time_limit
-    bound = least_peak_bound(problem)
+    bound = least_peak_bound(problem, naming=naming)
     limit = problem.usage_limit
     plans = _Plans(problem)
     out = Tradeoff(problem.name, [], bound, limit, options.time_limit)
