@@ -96,8 +96,8 @@ class Tradeoff:
 
     def to_dict(self) -> dict:
         """The ``--json`` document: the rows with the curve's fields (``multiple``,
-        ``cost_vs_limit_percent``, ``saved_per_gib``, ``saved_per_limit_percent``:
-        :func:`portfolio.report.tradeoff.curve_fields`)."""
+        ``cost_vs_limit_percent``, ``saved``, ``saved_per_gib``, ``saved_per_limit_percent``:
+        :func:`portfolio.report.tradeoff.curve_fields`), shared with ``portfolio report``."""
         from ..report.tradeoff import curve_fields
 
         rows = curve_fields([p.to_dict() for p in self.points], self.limit)

@@ -65,10 +65,12 @@ def _draw(ax, rows: list[dict], bound: Optional[float], limit: Optional[float], 
                 where="post", color="C0", lw=1.6, label="cost of the cheapest plan found that fits")
         best = [r for r in known if r["status"] == "optimal"]
         rest = [r for r in known if r["status"] != "optimal"]
-        ax.plot([r["x"] for r in best], [r["cost"] for r in best], ls="none", marker="D", ms=6,
-                color="C2", label="optimal (cost meets its bound)")
-        ax.plot([r["x"] for r in rest], [r["cost"] for r in rest], ls="none", marker="o", ms=6,
-                mfc="white", mec="C0", mew=1.4, label="feasible (not proven optimal)")
+        if best:
+            ax.plot([r["x"] for r in best], [r["cost"] for r in best], ls="none", marker="D",
+                    ms=6, color="C2", label="optimal (cost meets its bound)")
+        if rest:
+            ax.plot([r["x"] for r in rest], [r["cost"] for r in rest], ls="none", marker="o",
+                    ms=6, mfc="white", mec="C0", mew=1.4, label="feasible (not proven optimal)")
         shown = None
         for r in known:   # each new cost against the limit's, once per plateau
             if r["cost"] == shown or not left <= r["x"] <= right:
@@ -156,7 +158,7 @@ def write_tradeoff_plot(doc: dict, out_dir: str | Path) -> list[Path]:
         ax.set_yscale("log")
     ax.yaxis.set_major_formatter(EngFormatter(sep=" "))
     ax.set_ylabel("cost")
-    ax.legend(fontsize="x-small", loc="upper right")
+    ax.legend(fontsize="x-small", loc="best", framealpha=0.9)
     if near:
         ax.set_title("every budget", fontsize="small")
         _x_axis(zoom, near[0], near[1], False, unit, x_limit)
