@@ -4,8 +4,8 @@
 forbidden choices can use: arc consistency), ``pairs`` and ``pointexact`` (refinements), ``bound``
 (the certified lower bound on the least peak of any plan), ``explain`` (why no plan fits),
 ``objective`` (the plan with the least peak: ``--objective peak``), ``budgets`` (a problem at
-another budget, ``--budgets`` values), ``tradeoff`` (the cost at a range of budgets) and
-``storage`` (a tradeoff saved under ``runs/``).
+another budget, ``--budgets`` values, the default budgets around the file's limit), ``tradeoff``
+(the cost at a range of budgets) and ``storage`` (a tradeoff saved under ``runs/``).
 """
 
 from .bound import PeakBound, least_peak_bound
