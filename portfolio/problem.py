@@ -16,7 +16,7 @@ A contest instance is the special case of one interval per node and one global l
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Generic, TypeVar
 
 import numpy as np
@@ -256,6 +256,20 @@ class Problem:
     def usage_limit(self) -> int | None:
         """The contest's global limit, or ``None`` when unlimited or varying over time."""
         return self.capacity.uniform_limit
+
+    def with_limit(self, limit: int | None) -> Problem:
+        """The same problem with one memory limit ``limit`` at every time (None: no limit).
+
+        Why a method: a ``Problem`` is frozen (its arrays are shared, read-only, by every backend),
+        so "what if the limit were B?" is a new problem. The arrays are shared, not copied. It
+        replaces the whole capacity, also one that varies over time; the cost offset and
+        everything else stay. ``portfolio tradeoff`` solves each budget through this.
+        """
+        if isinstance(limit, bool) or not (limit is None or isinstance(limit, (int, np.integer))):
+            raise TypeError(f"with_limit: expected an integer or None, got {limit!r}")
+        if limit is not None and not 0 <= int(limit) <= INT64_MAX:
+            raise ValueError(f"with_limit: the limit must be in 0..2**63-1, got {limit}")
+        return replace(self, capacity=Capacity.uniform(None if limit is None else int(limit)))
 
     @property
     def is_contest_shaped(self) -> bool:

@@ -303,6 +303,7 @@ def test_the_example_on_the_page_runs(tmp_path):
                           timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "305 True" in proc.stdout
+    assert "\n70 95\n250\n" in proc.stdout   # with_limit: the example at another limit
 
 
 def test_solve_runs_a_backend_object_that_is_not_installed(monkeypatch):

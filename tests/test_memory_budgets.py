@@ -16,7 +16,7 @@ from portfolio.api import choose_backends, run
 from portfolio.errors import ProblemError
 from portfolio.evaluate import evaluate
 from portfolio.memory.budgets import at_budget, parse_budgets
-from portfolio.memory.tradeoff import run_tradeoff, spread
+from portfolio.memory.tradeoff import run_tradeoff
 from portfolio.options import RunOptions
 from portfolio.problem import Capacity
 from tiny import make_problem, tiny
@@ -68,11 +68,6 @@ def test_a_fraction_needs_a_limit():
     with pytest.raises(ProblemError, match="no single memory limit"):
         parse_budgets("0.9", None)
     assert parse_budgets("12", None) == [12]
-
-
-def test_spread_covers_both_ends():
-    assert spread(10, 80, 8) == [10, 20, 30, 40, 50, 60, 70, 80]
-    assert spread(5, 5) == [5]
 
 
 # ------------------------------------------------------------------------------------------ peak
@@ -179,7 +174,9 @@ def test_cli_tradeoff_json_saves_a_run_report_reads(tmp_path, bundled_example):
     assert again.returncode == 2 and "already exists" in again.stderr
     rep = run_script("portfolio", "report", tmp_path / "t1", "--format", "json")
     assert rep.returncode == 0, rep.stderr
-    assert "budget 70" in rep.stdout
+    saved = json.loads(rep.stdout)   # the tradeoff as saved, read back: the same rows
+    assert [r["budget"] for r in saved["rows"]] == [35, 60, 63, 70]
+    assert [r["cost"] for r in saved["rows"]] == [r["cost"] for r in rows]
 
 
 def test_cli_solve_explains_an_infeasible_limit(tmp_path, bundled_example):

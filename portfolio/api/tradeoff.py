@@ -31,15 +31,19 @@ def tradeoff(problem: ProblemLike, *, time_limit: Optional[float] = None, budget
              assignments: Sequence[str] = ()) -> dict:
     """Solve ``problem`` at several memory budgets within ``time_limit`` seconds in all (None: 60)
     and return the document ``portfolio tradeoff --json`` prints: ``rows`` (``budget``, ``cost``,
-    ``bound``, ``status``, ``plan`` in the caller's node order, ``peak``, ``found_at``,
-    ``own_limit``), ``least_peak_bound``, ``limit`` (docs/budgets.md).
+    ``bound``, ``status``, ``plan`` in the caller's node order, ``peak``, ``found_at``, ``source``,
+    ``run_cost``, ``own_limit``, and the curve's ``multiple``, ``cost_vs_limit_percent``,
+    ``saved``, ``saved_per_gib``, ``saved_per_limit_percent``), ``least_peak_bound``, ``limit``,
+    ``notes`` (docs/budgets.md).
 
     ``budgets``: absolute integers or fractions of the file's limit (``"0.9,1.0,1.1"``,
-    ``[0.9, 1.0]``, ``"90%"``); None for ``points`` budgets from the least peak found to the peak
-    of the cheapest plan (and the file's limit). With ``runs_dir``, the rows are saved there like a
-    bench run (``name``: its folder, refused when it exists) and ``folder`` names it; ``plot``
-    draws the curve into its ``plots/`` (needs ``runs_dir``). Bad input raises
-    :class:`ProblemError` (one line). ``on_point(point)`` is told each budget's result as it ends.
+    ``[0.9, 1.0]``, ``"90%"``); None for ``points`` budgets gathered around the file's limit, from
+    the least peak found to the peak of the cheapest unconstrained plan. With ``runs_dir``, the rows
+    are saved there like a bench run (``name``: its folder, refused when it exists) and ``folder``
+    names it; ``plot`` draws the curve into its ``plots/`` (needs ``runs_dir`` and matplotlib, both
+    checked before any solving). Bad input raises :class:`ProblemError` (one line).
+    ``on_point(point)`` is told each budget's result as its run ends, and again (``point.revised``)
+    when a later run's plan makes it cheaper.
     ``backend_options``, ``config`` (and the CLI's ``assignments``): backend options, as
     :func:`portfolio.solve` takes them; each budget's run resolves budget-aware defaults for its
     own share of the time.
@@ -54,6 +58,14 @@ def tradeoff(problem: ProblemLike, *, time_limit: Optional[float] = None, budget
         raise ProblemError(f"points: expected an integer of at least 2, got {points!r}")
     if plot and runs_dir is None:
         raise ProblemError("plot: the curve is drawn into the saved run's folder: give runs_dir")
+    if plot:   # before any solving: minutes of work must not end in an import error
+        from ..report import ReportError
+        from ..report.plots import require_matplotlib
+
+        try:
+            require_matplotlib()
+        except ReportError as exc:
+            raise ProblemError(str(exc)) from None
     if on_point is not None and not callable(on_point):
         raise ProblemError(f"on_point: expected a callable, got {type(on_point).__name__}")
     conversion = as_conversion(problem, float(cost_scale))
@@ -77,10 +89,7 @@ def tradeoff(problem: ProblemLike, *, time_limit: Optional[float] = None, budget
         folder = save_tradeoff(doc, path, seed, runs_dir, name, command)
         doc["folder"] = str(folder)
         if plot:
-            from ..report.plots import write_tradeoff_plot
-            from ..memory.storage import rows_of
+            from ..report.tradeoff_plot import write_tradeoff_plot
 
-            written = write_tradeoff_plot(rows_of(doc, path, seed), Path(folder) / "plots",
-                                          prob.name, doc["limit"])
-            doc["plots"] = [str(p) for p in written]
+            doc["plots"] = [str(p) for p in write_tradeoff_plot(doc, Path(folder) / "plots")]
     return doc

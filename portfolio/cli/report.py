@@ -47,12 +47,20 @@ def report(runs: tuple[str, ...], reference: str | None, at: float | None, confi
     """Leaderboard of bench RUNS (folders or results.jsonl files): costs, contest points, rank.
 
     Points on each instance are min_cost / cost over the rows compared; the total decides the rank.
+    A `portfolio tradeoff` run is shown as its tradeoff table instead (cost at each budget, the
+    cost saved per extra GiB), and --plot draws its curve.
     """
     from ..report import ReportError, build, plot_runs, render_csv, render_markdown, to_json
     from ..report.tidy import render_tidy_csv
 
     if csv_file and csv_file != "-" and Path(csv_file).exists():
         raise UserError(f"{csv_file}: the file exists; remove it or give another name")
+    asked = {"--reference": reference, "--at": at, "--configs": configs, "--instances": instances,
+             "--top": top, "--pair": pair, "--csv": csv_file, "--profile": profile or None,
+             "--view": None if view == "auto" else view}
+    if _tradeoff_runs(runs):
+        _report_tradeoffs(runs, [k for k, v in asked.items() if v is not None], plot, fmt)
+        return
     try:
         board = build(list(runs), reference, at=at, configs=_names(configs),
                       instances=_names(instances), top=top, pair=_names(pair))
@@ -91,3 +99,53 @@ def _print_table(board, view: str) -> None:
     renderable, width = choose_view(board, view, console.width, console.is_terminal)
     out = console if width is None else Console(stderr=True, width=width)
     out.print(renderable)
+
+
+def _tradeoff_runs(runs: tuple[str, ...]) -> bool:
+    """Whether RUNS are `portfolio tradeoff` runs (all of them; a mix is refused: a leaderboard of
+    budgets would rank them as if they were competing solvers)."""
+    from ..report import ReportError, load_run
+    from ..report.tradeoff import is_tradeoff
+
+    try:
+        kinds = {str(r): is_tradeoff(load_run(r)) for r in runs}
+    except ReportError as exc:
+        raise UserError(str(exc)) from None
+    if len(set(kinds.values())) > 1:
+        trade = next(r for r, k in kinds.items() if k)
+        bench = next(r for r, k in kinds.items() if not k)
+        raise UserError(f"{trade} is a tradeoff run and {bench} a bench run: report them "
+                        f"separately")
+    return all(kinds.values())
+
+
+def _report_tradeoffs(runs: tuple[str, ...], refused: list[str], plot: bool, fmt: str) -> None:
+    """Each tradeoff run's table (or markdown, CSV, JSON) and, with --plot, its curve in its
+    folder's plots/."""
+    from ..report import ReportError
+    from ..report.tradeoff import load_tradeoff, tradeoff_csv, tradeoff_markdown, tradeoff_table
+
+    if refused:
+        raise UserError(f"{', '.join(refused)}: not for a tradeoff run ({runs[0]}); it takes "
+                        f"--plot and --format")
+    try:
+        docs = [load_tradeoff(r) for r in runs]
+        written = []
+        if plot:
+            from ..report.tradeoff_plot import write_tradeoff_plot
+
+            for doc in docs:
+                written += write_tradeoff_plot(doc, Path(doc["folder"]) / "plots")
+    except ReportError as exc:
+        raise UserError(str(exc)) from None
+    for doc in docs:
+        if fmt == "table":
+            console.print(tradeoff_table(doc))
+        elif fmt == "markdown":
+            click.echo(tradeoff_markdown(doc))
+    if fmt == "csv":
+        click.echo(tradeoff_csv(docs), nl=False)
+    elif fmt == "json":
+        _emit_json(docs[0] if len(docs) == 1 else docs)
+    if written:
+        console.print(f"plots: {', '.join(str(p) for p in written)}", highlight=False)

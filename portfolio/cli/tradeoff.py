@@ -15,29 +15,32 @@ from .common import _emit_json, console
 
 BUDGETS_HELP = ("Comma-separated budgets: integers in the problem's memory units, or fractions of "
                 "its limit written with a point or a percent sign (0.9,1.0,1.1 or 90%,110%). "
-                "Default: --points budgets from the least peak found to the peak of the cheapest "
-                "plan, plus the file's limit when it lies between.")
+                "Default: --points budgets gathered around the file's limit (0.9-1.5x, denser "
+                "near it), with the least peak found and the unconstrained plan's peak as the ends.")
 
 
-def tradeoff_table(doc: dict) -> Any:
-    """The rich table of a tradeoff document: one row per budget, the file's limit marked."""
-    from rich.table import Table
+def _origin(point: Any) -> str:
+    return {"unconstrained": "the no-limit run", "least-peak": "the least-peak plan"}.get(
+        point.source, f"the run at budget {point.found_at:,}" if point.found_at else "another run")
 
-    bound = doc["least_peak_bound"]["value"]
-    table = Table(title=f"{doc['problem']}: cost against memory (certified least peak "
-                        f"{'none' if bound is None else f'{bound:,}'})")
-    for name in ("budget", "cost", "bound", "status", "peak", "found at", ""):
-        table.add_column(name, justify="right" if name in ("budget", "cost", "bound", "peak")
-                         else "left")
-    fmt = lambda x: "-" if x is None else f"{x:,}"  # noqa: E731
-    for r in doc["rows"]:
-        style = {"optimal": "green", "infeasible": "magenta", "none": "yellow"}.get(r["status"], "")
-        found = "" if r["found_at"] in (None, r["budget"]) else fmt(r["found_at"])
-        table.add_row(fmt(r["budget"]), fmt(r["cost"]), fmt(r["bound"]),
-                      f"[{style}]{r['status']}[/]" if style else r["status"], fmt(r["peak"]),
-                      found, "<- the file's limit" if r["own_limit"] else "",
-                      style="bold" if r["own_limit"] else None)
-    return table
+
+def progress_line(point: Any) -> str:
+    """What a budget's run found, or (``point.revised``) that a later, larger budget's run found a
+    cheaper plan that fits it: the monotone rule takes that one, and the line says so, so that the
+    last line of each budget and the table agree."""
+    where = f"budget {point.budget:,}" + ("" if point.multiple is None else
+                                          f" ({point.multiple:.3f}x the limit)")
+    if point.revised:
+        return (f"{where}: now {point.cost:,}: a cheaper plan of {_origin(point)} (peak "
+                f"{point.peak:,}) fits it, and is taken")
+    text = f"{where}: {point.status}" + ("" if point.cost is None else f", cost {point.cost:,}")
+    if point.status == "infeasible" and point.proof:
+        text += f" ({point.proof})"
+    if point.taken_over_run:
+        own = "no plan" if point.run_cost is None else f"{point.run_cost:,}"
+        text += (f"; the plan of {_origin(point)} (peak {point.peak:,}) fits and is cheaper than "
+                 f"this run's answer ({own}): taken")
+    return text + (f" ({point.seconds:.1f} s)" if point.seconds else "")
 
 
 @cli.command()
@@ -46,7 +49,7 @@ def tradeoff_table(doc: dict) -> Any:
               help="Seconds for the whole tradeoff, split over its budgets. Default 60.")
 @click.option("--budgets", help=BUDGETS_HELP)
 @click.option("--points", type=click.IntRange(min=2), default=8, show_default=True,
-              help="Budgets of the default range.")
+              help="Default budgets in all, both ends included (the file's limit is always one).")
 @click.option("--backends", "-b", help="Comma-separated backend names (default: the default set).")
 @click.option("--workers", "-w", type=click.IntRange(min=1), help="Cores the backends share.")
 @click.option("--seed", type=int, default=0, show_default=True)
@@ -66,8 +69,10 @@ def tradeoff(problem: str, time_limit: float | None, budgets: str | None, points
     (verified plans, lower bounds, the file's own limit marked; docs/budgets.md).
 
     The curve is monotone: a plan that fits a budget fits every larger one, so each budget takes
-    the cheapest plan found that fits it. Saved under --runs-dir like a bench run
-    (`portfolio report runs/NAME` shows it, `--plot` draws it).
+    the cheapest plan found that fits it (a progress line says when a larger budget's run gave
+    one). The table adds each budget's multiple of the limit, its cost against the limit's, and
+    the cost saved per extra GiB. Saved under --runs-dir like a bench run (`portfolio report
+    runs/NAME` shows it, `--plot` draws it; --plot needs matplotlib, checked before solving).
     """
     from ..api.tradeoff import tradeoff as run
 
@@ -76,9 +81,7 @@ def tradeoff(problem: str, time_limit: float | None, budgets: str | None, points
 
     def told(point: Any) -> None:
         if not quiet:
-            console.print(f"budget {point.budget:,}: {point.status}"
-                          + ("" if point.cost is None else f", cost {point.cost:,}")
-                          + f" ({point.seconds:.1f} s)", highlight=False)
+            console.print(progress_line(point), highlight=False)
 
     try:
         doc = run(problem, time_limit=time_limit, budgets=budgets, points=points,
@@ -89,6 +92,8 @@ def tradeoff(problem: str, time_limit: float | None, budgets: str | None, points
     except ProblemError as exc:
         raise UserError(str(exc)) from None
     if not quiet:
+        from ..report.tradeoff import tradeoff_table
+
         console.print(tradeoff_table(doc))
         if doc.get("folder"):
             console.print(f"saved: {doc['folder']} (portfolio report {doc['folder']})",

@@ -4,8 +4,9 @@
 forbidden choices can use: arc consistency), ``floor`` (the least peak's first, light stage),
 ``pairs`` and ``pointexact`` (refinements), ``bound`` (the certified lower bound on the least peak
 of any plan), ``explain`` (why no plan fits), ``objective`` (the plan with the least peak:
-``--objective peak``), ``budgets`` (a problem at another budget, ``--budgets`` values),
-``tradeoff`` (the cost at a range of budgets) and ``storage`` (a tradeoff saved under ``runs/``).
+``--objective peak``), ``budgets`` (a problem at another budget, ``--budgets`` values, the default
+budgets around the file's limit), ``tradeoff`` (the cost at a range of budgets) and ``storage`` (a
+tradeoff saved under ``runs/``).
 
 The names below are exported lazily: importing a light module of the package (``floor`` for
 ``portfolio info``) does not import the bound's numba kernels.

@@ -1,7 +1,9 @@
 """A tradeoff saved like a bench run: ``runs/NAME/results.jsonl`` (one row per budget, the fields
-``portfolio report`` reads, plus ``budget``, ``peak``, ``found_at``, ``own_limit``), ``meta.json``
-(``kind: "tradeoff"``) and ``solutions/``. A folder that exists is refused (nothing a user saved is
-overwritten), so every tradeoff's plots are its own."""
+``portfolio report`` reads, plus the tradeoff's own: ``budget``, ``peak``, ``found_at``, ``source``,
+``run_cost``, ``own_limit`` and the curve's), ``meta.json`` (``kind: "tradeoff"``, which
+``portfolio report`` reads to show the tradeoff table rather than a leaderboard) and
+``solutions/``. A folder that exists is refused (nothing a user saved is overwritten), so every
+tradeoff's plots are its own."""
 
 from __future__ import annotations
 
@@ -11,6 +13,11 @@ from pathlib import Path
 from typing import Optional
 
 from ..errors import ProblemError
+
+CURVE_FIELDS = ("multiple", "cost_vs_limit_percent", "saved", "saved_per_gib",
+                "saved_per_limit_percent")
+"""The curve's fields of a row (:func:`portfolio.report.tradeoff.curve_fields`), saved as they were
+printed; ``portfolio report`` computes them again from the budgets and costs."""
 
 
 def default_name(problem: str) -> str:
@@ -30,7 +37,9 @@ def rows_of(doc: dict, path: str, seed: int) -> list[dict]:
                      "elapsed": r["seconds"], "time_to_best": None, "lower_bound": r["bound"],
                      "winner": None, "incumbents": [], "backend_runs": [], "kind": "tradeoff",
                      "budget": r["budget"], "peak": r["peak"], "found_at": r["found_at"],
-                     "own_limit": r["own_limit"], "proof": r["proof"]})
+                     "source": r.get("source"), "run_cost": r.get("run_cost"),
+                     "own_limit": r["own_limit"], "proof": r["proof"],
+                     **{k: r.get(k) for k in CURVE_FIELDS}})
     return rows
 
 
@@ -55,6 +64,7 @@ def save_tradeoff(doc: dict, path: str, seed: int, runs_dir: str | Path = "runs"
                                       "instance": doc["problem"], "path": path,
                                       "limit": doc["limit"], "time_limit": doc["time_limit"],
                                       "least_peak_bound": doc["least_peak_bound"]["value"],
+                                      "notes": list(doc.get("notes") or []),
                                       "command": command or [],
                                       "created": _dt.datetime.now().isoformat(timespec="seconds")})
     return folder

@@ -1,15 +1,18 @@
 """``portfolio tradeoff``: the cost of a plan at a range of memory budgets, under one time budget.
 
-The default budgets run from the least peak found (the runner's least-memory plan made
-forbidden-free; the certified bound says how far it can be from the least) to the peak of the
-cheapest plan found with no limit (a first run, ``HIGH_SHARE`` of the time), ``POINTS`` of them,
-plus the file's own limit when it lies between. Then one run per budget, in increasing order, each
-warm-started from the best plan that fits so far (the neighbour below, or the unlimited run's plan
-when it fits), the time left split over the points left. A budget below the certified least peak is
-infeasible without a run.
+The default budgets (:func:`.budgets.default_budgets`) gather around the file's limit, where a user
+decides, with the least peak found (the runner's least-memory plan made forbidden-free; the
+certified bound says how far it can be from the least) and the peak of the cheapest plan found with
+no limit (a first run, ``HIGH_SHARE`` of the time) as the ends. Then one run per budget, in
+increasing order, each warm-started from the best plan that fits so far (the neighbour below, or
+the unlimited run's plan when it fits), the time left split over the points left. A budget below the
+certified least peak is infeasible without a run.
 
 Monotone by construction: every verified plan of every run is kept with its peak, and each point
 takes the cheapest plan whose peak fits its budget, so no point is worse than a smaller budget's.
+Such a plan may come from a larger budget's run (its peak happened to fit): ``source`` says where
+each point's plan comes from, ``run_cost`` what the point's own run found, and ``on_point`` is told
+again whenever a later run makes an earlier point cheaper, so that no cost changes silently.
 Lower bounds run the other way: a bound on the cost at a budget also bounds every smaller budget.
 """
 
@@ -26,23 +29,30 @@ from ..evaluate import evaluate
 from ..options import RunOptions
 from ..problem import Problem
 from .bound import PeakBound, least_peak_bound
-from .budgets import at_budget
+from .budgets import POINTS, at_budget, default_budgets
 from .explain import least_peak_plan
 from .peak import peak_report
 
-POINTS = 8
-"""Budgets of a default tradeoff (the file's own limit is added when it lies between)."""
+__all__ = ["HIGH_SHARE", "POINTS", "SOURCES", "Tradeoff", "TradeoffPoint", "run_tradeoff"]
 
 HIGH_SHARE = 0.15
 """Share of the time for the run with no limit that finds the high end of the default budgets."""
 
 
+SOURCES = ("own", "smaller", "larger", "unconstrained", "least-peak")
+"""Where a point's plan comes from: its own run, the run of a smaller or a larger budget (a plan
+whose peak fits), the first run with no limit, or the least-memory plan."""
+
+
 @dataclass
 class TradeoffPoint:
     """One budget's answer: the cheapest verified plan that fits (``cost``, ``plan``; ``peak`` its
-    peak, ``found_at`` the budget whose run found it), the best standing lower bound on the cost at
-    this budget, and ``status``: ``optimal`` (cost meets bound), ``feasible``, ``infeasible``
-    (``proof`` says why) or ``none`` (no plan found in time)."""
+    peak, ``found_at`` the budget whose run found it, ``source`` one of ``SOURCES``), the best
+    standing lower bound on the cost at this budget, and ``status``: ``optimal`` (cost meets
+    bound), ``feasible``, ``infeasible`` (``proof`` says why) or ``none`` (no plan found in time).
+    ``run_cost`` is the cost of the plan this budget's own run answered (None: no run, or none
+    found); ``revised`` is True only while ``on_point`` is told of a later, cheaper plan;
+    ``multiple`` is the budget over the file's limit (None without one)."""
 
     budget: int
     cost: Optional[int] = None
@@ -54,12 +64,23 @@ class TradeoffPoint:
     proof: Optional[str] = None
     seconds: float = 0.0
     own: bool = False
+    run_cost: Optional[int] = None
+    source: Optional[str] = None
+    revised: bool = False
+    multiple: Optional[float] = None
+
+    @property
+    def taken_over_run(self) -> bool:
+        """The monotone rule gave this point a plan cheaper than its own run's, from a run at a
+        larger budget (the unconstrained run included)."""
+        return (self.cost is not None and self.source in ("larger", "unconstrained")
+                and (self.run_cost is None or self.cost < self.run_cost))
 
     def to_dict(self) -> dict:
         return {"budget": self.budget, "cost": self.cost, "bound": self.bound,
                 "status": self.status, "plan": self.plan, "peak": self.peak,
-                "found_at": self.found_at, "proof": self.proof, "seconds": round(self.seconds, 3),
-                "own_limit": self.own}
+                "found_at": self.found_at, "source": self.source, "run_cost": self.run_cost,
+                "proof": self.proof, "seconds": round(self.seconds, 3), "own_limit": self.own}
 
 
 @dataclass
@@ -75,16 +96,27 @@ class Tradeoff:
     notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
+        """The ``--json`` document: the rows with the curve's fields (``multiple``,
+        ``cost_vs_limit_percent``, ``saved``, ``saved_per_gib``, ``saved_per_limit_percent``:
+        :func:`portfolio.report.tradeoff.curve_fields`), shared with ``portfolio report``."""
+        from ..report.tradeoff import curve_fields
+
+        rows = curve_fields([p.to_dict() for p in self.points], self.limit)
         return {"problem": self.problem, "limit": self.limit, "time_limit": self.time_limit,
                 "elapsed": round(self.elapsed, 3), "least_peak_bound": self.least_peak_bound.to_dict(),
-                "rows": [p.to_dict() for p in self.points], "notes": list(self.notes)}
+                "rows": rows, "notes": list(self.notes)}
 
 
-def spread(low: int, high: int, points: int = POINTS) -> list[int]:
-    """``points`` budgets from ``low`` to ``high`` included, evenly spaced, as distinct integers."""
-    if high <= low:
-        return [low]
-    return sorted({low + (high - low) * i // (points - 1) for i in range(points)})
+@dataclass(frozen=True)
+class _Found:
+    """A verified plan without forbidden choices: its peak and cost, and which run found it
+    (``origin``: ``run`` at budget ``at``, ``unconstrained`` or ``least-peak``)."""
+
+    peak: int
+    cost: int
+    plan: np.ndarray
+    origin: str
+    at: Optional[int] = None
 
 
 class _Plans:
@@ -93,17 +125,22 @@ class _Plans:
     def __init__(self, problem: Problem) -> None:
         self.free = at_budget(problem, None)
         self.problem = problem
-        self.items: list[tuple[int, int, np.ndarray, Optional[int]]] = []   # peak, cost, plan, at
+        self.items: list[_Found] = []
 
-    def add(self, plan: Any, found_at: Optional[int]) -> None:
+    def add(self, plan: Any, origin: str, at: Optional[int] = None) -> Optional[int]:
+        """Keep ``plan``; its cost (None when it has a forbidden choice, and is not kept)."""
         plan = np.asarray(plan, dtype=np.int64)
         ev = evaluate(self.free, plan)
-        if not ev.has_forbidden:
-            self.items.append((ev.peak_usage, ev.cost, plan, found_at))
+        if ev.has_forbidden:
+            return None
+        self.items.append(_Found(int(ev.peak_usage), int(ev.cost), plan, origin, at))
+        return int(ev.cost)
 
-    def best_within(self, budget: int) -> Optional[tuple[int, int, np.ndarray, Optional[int]]]:
-        fits = [item for item in self.items if item[0] <= budget]
-        return min(fits, key=lambda item: (item[1], item[0])) if fits else None
+    def best_within(self, budget: int) -> Optional[_Found]:
+        """The cheapest plan that fits ``budget``; of equal costs, the budget's own run's first,
+        then the least peak (so a tie never reads as a plan taken from elsewhere)."""
+        fits = [item for item in self.items if item.peak <= budget]
+        return min(fits, key=lambda f: (f.cost, f.at != budget, f.peak)) if fits else None
 
 
 def _one_run(problem: Problem, budget: Optional[int], backends: Sequence[Any], options: RunOptions,
@@ -115,18 +152,15 @@ def _one_run(problem: Problem, budget: Optional[int], backends: Sequence[Any], o
     return run_portfolio(at_budget(problem, budget), backends, opts)
 
 
-def _plans_of(result: Any) -> list[np.ndarray]:
-    return [] if result.solution is None else [result.solution]
-
-
 def run_tradeoff(problem: Problem, backends: Sequence[Any], options: RunOptions,
                  budgets: Optional[Sequence[int]] = None, points: int = POINTS,
                  on_point: Optional[Callable[[TradeoffPoint], None]] = None,
                  naming: Optional[NodeNaming] = None) -> Tradeoff:
-    """Solve ``problem`` at each of ``budgets`` (None: the default range, see the module) within
+    """Solve ``problem`` at each of ``budgets`` (None: the default ones, see the module) within
     ``options.time_limit`` in all, counted from ``options.start``; ``on_point`` is told each point
-    as its run ends (before the monotone pass). The certified bound names its nodes (and its
-    reason, when no plan exists) in ``naming``'s file numbering (the problem's own when None)."""
+    as its run ends, and again (``point.revised``) when a later run finds a cheaper plan that fits
+    it. The certified bound names its nodes (and its reason, when no plan exists) in ``naming``'s
+    file numbering (the problem's own when None)."""
     begin = time.monotonic() if options.start is None else options.start
     deadline = begin + options.time_limit
     bound = least_peak_bound(problem, naming=naming)
@@ -135,7 +169,7 @@ def run_tradeoff(problem: Problem, backends: Sequence[Any], options: RunOptions,
     out = Tradeoff(problem.name, [], bound, limit, options.time_limit)
     low_plan = None if bound.value is None else least_peak_plan(problem)
     if low_plan is not None:
-        plans.add(low_plan, None)
+        plans.add(low_plan, "least-peak")
     if budgets is None:
         if low_plan is None:
             out.notes.append("no plan without forbidden choices was found: no default budgets")
@@ -144,48 +178,79 @@ def run_tradeoff(problem: Problem, backends: Sequence[Any], options: RunOptions,
         low = peak_report(problem, low_plan).peak
         free = _one_run(problem, None, backends, options, HIGH_SHARE * options.time_limit,
                         low_plan)
-        for plan in _plans_of(free):
-            plans.add(plan, None)
-        cheapest = min(plans.items, key=lambda item: (item[1], item[0]))
-        budgets = spread(low, max(low, cheapest[0]), points)
-        if limit is not None and budgets[0] < limit < budgets[-1] and limit not in budgets:
-            budgets = sorted(budgets + [limit])
+        if free.solution is not None:
+            plans.add(free.solution, "unconstrained")
+        cheapest = min(plans.items, key=lambda f: (f.cost, f.peak))
+        budgets, why = default_budgets(low, max(low, cheapest.peak), limit, points)
+        out.notes.append(why)
     todo = sorted(set(int(b) for b in budgets))
     for i, budget in enumerate(todo):
-        point = TradeoffPoint(budget, own=budget == limit)
+        point = TradeoffPoint(budget, own=budget == limit,
+                              multiple=budget / limit if limit else None)
         out.points.append(point)
         if bound.value is None or budget < bound.value:
             point.status = "infeasible"
             point.proof = (f"below the certified least peak {bound.value:,}" if bound.value
                            is not None else f"no plan without forbidden choices ({bound.why})")
+            _tell(on_point, point)
             continue
         fits = plans.best_within(budget)
         below = [p.plan for p in out.points[:-1] if p.plan is not None]
-        warm = fits[2] if fits is not None else (np.asarray(below[-1]) if below else low_plan)
+        warm = fits.plan if fits is not None else (np.asarray(below[-1]) if below else low_plan)
         seconds = (deadline - time.monotonic()) / (len(todo) - i)
         t0 = time.monotonic()
         result = _one_run(problem, budget, backends, options, seconds, warm)
         point.seconds = time.monotonic() - t0
-        for plan in _plans_of(result):
-            plans.add(plan, budget)
+        if result.solution is not None:
+            point.run_cost = plans.add(result.solution, "run", budget)
         best_bound = result.best_bound
         point.bound = None if best_bound is None else int(best_bound.value)
         if result.solution is None and result.infeasible_proven_by:
             point.status, point.proof = "infeasible", f"claimed by {result.infeasible_proven_by}"
         _settle(point, plans)
-        if on_point is not None:
-            on_point(point)
+        _tell(on_point, point)
+        _revise(out.points[:-1], plans, on_point)
     _monotone(out.points, plans)
     out.elapsed = time.monotonic() - begin
     return out
 
 
+def _tell(on_point: Optional[Callable[[TradeoffPoint], None]], point: TradeoffPoint,
+          revised: bool = False) -> None:
+    if on_point is not None:
+        point.revised = revised
+        try:
+            on_point(point)
+        finally:
+            point.revised = False
+
+
+def _revise(earlier: list[TradeoffPoint], plans: _Plans,
+            on_point: Optional[Callable[[TradeoffPoint], None]]) -> None:
+    """The points already told whose cost a later run's plan lowers (its peak fits them): settled
+    again, and told again, so a progress line never disagrees silently with the table."""
+    for point in earlier:
+        if point.status == "infeasible":
+            continue
+        before = point.cost
+        _settle(point, plans)
+        if point.cost is not None and (before is None or point.cost < before):
+            _tell(on_point, point, revised=True)
+
+
+def _source(point: TradeoffPoint, found: _Found) -> str:
+    if found.origin != "run" or found.at is None:
+        return found.origin
+    return "own" if found.at == point.budget else "larger" if found.at > point.budget else "smaller"
+
+
 def _settle(point: TradeoffPoint, plans: _Plans) -> None:
-    """The point's cheapest fitting plan among all seen, and its status."""
+    """The point's cheapest fitting plan among all seen, where it comes from, and its status."""
     fits = plans.best_within(point.budget)
     if fits is not None:
-        point.peak, point.cost, point.found_at = fits[0], fits[1], fits[3]
-        point.plan = [int(s) for s in fits[2]]
+        point.peak, point.cost, point.found_at = fits.peak, fits.cost, fits.at
+        point.source = _source(point, fits)
+        point.plan = [int(s) for s in fits.plan]
         point.status = "optimal" if point.bound is not None and point.cost <= point.bound \
             else "feasible"
         point.proof = None

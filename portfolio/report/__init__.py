@@ -7,8 +7,10 @@ contest rules are described there), ``render`` draws a leaderboard as a table, m
 ``compact`` the same turned around for narrow terminals, ``tidy`` the per-task CSV, ``anytime``
 rescores rows at an earlier time from their incumbent traces (time to target, primal integral),
 ``seeds`` the bootstrap intervals and paired counts, ``profile`` the performance profile,
-``colors`` a stable colour per configuration, ``plots`` the pictures. Everything public is
-importable from here.
+``colors`` a stable colour per configuration, ``plots`` the pictures; ``tradeoff`` and
+``tradeoff_plot`` show a ``portfolio tradeoff`` run (its table, the marginal price of memory, its
+curve) instead of a leaderboard. Everything public is importable from here, the tradeoff's
+from its modules.
 """
 
 from .leaderboard import (

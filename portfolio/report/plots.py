@@ -8,6 +8,8 @@
 * ``points``: the total points of every row, with the bootstrap interval over seeds;
 * ``profile``: the performance profile over every instance (:mod:`.profile`).
 
+A tradeoff run's curve is :mod:`.tradeoff_plot`'s.
+
 Files are named after the runs (``RUN-points.png``; ``RUN1+RUN2-...`` for several, ``-at60`` with
 ``--at``), so a report never overwrites another run's plots. Colours come from :mod:`.colors`.
 """
@@ -24,11 +26,24 @@ from .leaderboard import Leaderboard, ReportError, load_run
 from .profile import plot_profile, profile_of
 
 
-def _pyplot():
+MISSING = ("--plot needs matplotlib, which is not installed here: pip install "
+           "'iopddl-portfolio[plot]' (or leave out --plot)")
+"""The one line a plot without matplotlib gets (matplotlib is the ``plot`` extra)."""
+
+
+def require_matplotlib() -> None:
+    """Raise :class:`ReportError` with ``MISSING`` when matplotlib cannot be imported: a command
+    that will plot checks this first, before any long work."""
     try:
-        import matplotlib
+        import matplotlib  # noqa: F401
     except ImportError:
-        raise ReportError("--plot needs matplotlib: pip install 'iopddl-portfolio[plot]'") from None
+        raise ReportError(MISSING) from None
+
+
+def _pyplot():
+    require_matplotlib()
+    import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -243,44 +258,4 @@ def plot_runs(run_paths: Sequence[str | Path], board: Leaderboard,
         board.run_data[0].folder if board.run_data else load_run(run_paths[0]).folder) / "plots"
     if not board.run_data:
         board.run_data = [load_run(p) for p in run_paths]
-    written = write_plots(board, folder, kinds)
-    for run in board.run_data:   # a tradeoff run (portfolio tradeoff): its cost curve in its folder
-        if run.meta.get("kind") == "tradeoff" and run.rows:
-            written += write_tradeoff_plot(run.rows, Path(out_dir) if out_dir else run.folder /
-                                           "plots", run.rows[0]["instance"], run.meta.get("limit"))
-    return written
-
-
-def write_tradeoff_plot(rows: Sequence[dict], out_dir: str | Path, title: str,
-                        limit: Optional[int] = None) -> list[Path]:
-    """The cost at each budget of a tradeoff's rows (a step down as the budget grows), its lower
-    bounds dashed, the file's own limit marked; PNG and SVG as ``tradeoff-TITLE``."""
-    plt = _pyplot()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(7, 4.2))
-    done = sorted((r for r in rows if r.get("cost") is not None), key=lambda r: r["budget"])
-    if done:
-        budgets = [r["budget"] for r in done]
-        ax.step(budgets, [r["cost"] for r in done], where="post", color="C0", lw=1.4,
-                label="cost of the best plan that fits")
-        ax.plot(budgets, [r["cost"] for r in done], ls="none", marker="o", ms=4, color="C0")
-        costs = [r["cost"] for r in done]
-        if min(costs) > 0 and max(costs) / min(costs) > 20:
-            ax.set_yscale("log")
-        bounded = [r for r in done if r.get("lower_bound") is not None]
-        if bounded:
-            ax.plot([r["budget"] for r in bounded], [r["lower_bound"] for r in bounded], ls="--",
-                    marker=".", color="C1", lw=0.9, label="lower bound")
-    for r in rows:
-        if r.get("status") == "infeasible":
-            ax.axvline(r["budget"], color="tab:red", lw=0.6, ls=":", alpha=0.7)
-    if limit is not None:
-        ax.axvline(limit, color="grey", lw=0.9, ls="--", label=f"the file's limit ({limit:,})")
-    ax.set_xlabel("memory budget")
-    ax.set_ylabel("cost")
-    ax.set_title(f"{title}: cost against memory")
-    ax.legend(fontsize="small")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return _save(plt, fig, out / f"tradeoff-{_safe(title)}")
+    return write_plots(board, folder, kinds)
