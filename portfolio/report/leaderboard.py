@@ -452,6 +452,7 @@ def build(run_paths: Sequence[str | Path], reference: Optional[str] = None, *,
     configurations of a run that has exactly two and several seeds).
     """
     from .anytime import rescore_row
+    from .options import difference_notes
 
     runs = [load_run(p) for p in run_paths]
     keep_i = _wanted(instances, "instances", {r["instance"] for run in runs for r in run.rows}, _letter)
@@ -463,6 +464,7 @@ def build(run_paths: Sequence[str | Path], reference: Optional[str] = None, *,
             run.rows = [rescore_row(r, at) for r in run.rows]
     board = _build(runs, reference, run_paths)
     board.run_data, board.at = runs, at
+    board.notes += difference_notes(r for run in runs for r in run.rows)
     board.pairings = _pairings(board, pair)
     if at is not None:
         longer = sorted({r.get("time_limit") for run in runs for r in run.rows
