@@ -104,6 +104,17 @@ def _targets(target: Union[str, BackendLike]) -> tuple[str, list[tuple[BackendLi
     return target, [(i.backend, i.package) for i in found], breaches
 
 
+def declaration_breaches(backend: BackendLike) -> list[Breach]:
+    """What is wrong with a backend's declarations (its ``meta``, its options: a name, a type, a
+    default outside what it allows, a missing help line, a budget threshold out of order), each a
+    "registers" breach: the registry ignores such a declaration, so the plugin does not get what it
+    declared."""
+    from ..backend import declared
+
+    return [Breach("registers", "-", f"backend {backend.name!r} {problem}")
+            for problem in declared(backend)[1]]
+
+
 def check_backend(target: Union[str, BackendLike], *, time_limit: float = DEFAULT_TIME_LIMIT,
                   memory_limit: Optional[int] = DEFAULT_MEMORY_LIMIT,
                   instances: Optional[Sequence[CheckInstance]] = None) -> CheckReport:
@@ -124,6 +135,8 @@ def check_backend(target: Union[str, BackendLike], *, time_limit: float = DEFAUL
     answers = check_available([b for b, _ in found]) if found else []
     for (backend, package), (ok, why) in zip(found, answers):
         entry = BackendReport(backend.name, package, registration=list(registration))
+        entry.registration += [b for b in declaration_breaches(backend)   # unless the registry said so
+                               if not any(b.detail in r.detail for r in entry.registration)]
         report.backends.append(entry)
         if not ok:
             if "available()" not in why:   # honest: a missing engine
