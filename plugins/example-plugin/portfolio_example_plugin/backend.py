@@ -15,7 +15,8 @@ from typing import Optional
 import numpy as np
 
 from portfolio.backend import (Backend, BackendMeta, Capabilities, Reporter, SolveResult, Status,
-                               time_left)
+                               options_of, time_left)
+from portfolio.backend_options import Option
 from portfolio.evaluate import delta_cost, evaluate, usage_profile
 from portfolio.problem import FORBIDDEN, Problem
 from portfolio.runner.fallback import safe_plan
@@ -56,12 +57,18 @@ class ExampleBackend(Backend):
     name = "example"
     description = "Example plugin: safe least-memory start, random kicks, improving single-node moves"
     capabilities = Capabilities(anytime=True, warm_start=True, reduced=True)
-    meta = BackendMeta(engines=("numpy",))  # what it computes with: its version goes into results
+    meta = BackendMeta(
+        engines=("numpy",),  # what it computes with: its version goes into results
+        # its settings: `--option example.kick_share=0.1`, `[example]` in a config file,
+        # `backend_options={"example": {...}}`, `-b 'example[kick_share=0.1]'` in a bench sweep
+        options=(Option("kick_share", "float", 0.05, low=0.0, high=1.0,
+                        help="the largest share of the nodes a kick changes"),))
 
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
         stop = time.monotonic() + time_left(deadline)  # the wall clock read once; ours from here
         rng = np.random.default_rng(seed)  # every random choice comes from the seed
+        kick_share = options_of(self, report)["kick_share"]  # given, or the declared default
         if warm_start is None:  # least memory, avoiding forbidden entries where it can
             plan = safe_plan(problem, max(0.05, 0.25 * (stop - time.monotonic())))
         else:
@@ -74,7 +81,7 @@ class ExampleBackend(Backend):
         while time.monotonic() < stop:
             memory, cost = _Memory(problem, plan), evaluate(problem, plan).cost
             if rounds:  # kick (not before the first descent), never into a forbidden choice
-                size = min(n, int(rng.integers(1, 2 + n // 20)))
+                size = min(n, int(rng.integers(1, 2 + int(n * kick_share))))
                 for node in rng.choice(n, size=size, replace=False).tolist():
                     s = int(rng.integers(counts[node]))
                     d = delta_cost(problem, plan, node, s)
