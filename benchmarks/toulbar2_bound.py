@@ -59,8 +59,8 @@ def main() -> None:
     print("|---|---:|---:|:-:|---|")
     for label, tb2 in (("without toulbar2", False), ("with toulbar2", True)):
         t0 = time.time()
-        res = BoundBackend(toulbar2=tb2).solve(problem, t0 + args.seconds, args.seed, None,
-                                               NullReporter())
+        res = BoundBackend().solve(problem, t0 + args.seconds, args.seed, None,
+                                   NullReporter({"toulbar2": tb2}))
         value = res.lower_bound
         gap = "-" if value is None or best is None else f"{100 * (best - value) / best:.3f} %"
         ok = "-" if value is None or published is None else ("yes" if value >= published else "no")
