@@ -8,6 +8,7 @@ Python structures (the contest JSON document) and uses Python ints only, so it c
 from __future__ import annotations
 
 import copy
+import importlib
 import json
 import math
 import os
@@ -16,6 +17,8 @@ import subprocess
 import sys
 from importlib import resources
 from pathlib import Path
+from types import ModuleType
+from typing import NoReturn
 
 import pytest
 from hypothesis import strategies as st
@@ -56,15 +59,30 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
 
 
+def skip_or_fail(message: str, needed: str) -> NoReturn:
+    """Skip for something this machine lacks, but fail under CI (``needed`` says what CI must
+    have), so a green CI run cannot hide a test that never ran. Works at module level too."""
+    if in_ci():
+        pytest.fail(f"{message} (CI=true: {needed})", pytrace=False)
+    pytest.skip(message, allow_module_level=True)
+
+
 def shared(path: Path) -> Path:
-    """``path`` inside ../shared (contest instances): skip when it is missing, but fail under CI,
-    so a green CI run cannot hide that the contest tests never ran."""
+    """``path`` inside ../shared (contest instances): skip when it is missing, but fail under CI."""
     if not path.exists():
-        message = f"shared benchmarks not found at {path}"
-        if in_ci():
-            pytest.fail(f"{message} (CI=true: the contest instances must be present)", pytrace=False)
-        pytest.skip(message)
+        skip_or_fail(f"shared benchmarks not found at {path}", "the contest instances must be present")
     return path
+
+
+def extra(module: str) -> ModuleType:
+    """A module of the test extras (``pip install -e '.[test]'``: Dask, matplotlib), imported: skip
+    without it, fail under CI. The hard dependencies (numba, OR-tools, python-sat, pytoulbar2,
+    psutil) are imported plainly: a broken install fails, it never skips."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        skip_or_fail(f"{module} is not installed ({exc}): pip install -e '.[test]'",
+                     "the test extras must be installed")
 
 
 @pytest.fixture(scope="session")
@@ -91,7 +109,8 @@ def script(name: str) -> Path:
         return candidate
     found = shutil.which(name)
     if found is None:
-        pytest.skip(f"console script {name!r} is not installed next to {sys.executable} or on PATH")
+        skip_or_fail(f"console script {name!r} is not installed next to {sys.executable} or on PATH",
+                     "the package must be installed")
     return Path(found)
 
 

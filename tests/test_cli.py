@@ -6,7 +6,6 @@ an in-process CliRunner call late in a pytest session would start with its budge
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 from pathlib import Path
@@ -154,16 +153,8 @@ def test_info_human_output(bundled_example):
 
 
 # ------------------------------------------------------------------------------------------ generate
-def _need_generate() -> None:
-    if importlib.util.find_spec("portfolio.generate") is None:
-        pytest.skip("portfolio/generate.py does not exist yet")
-    if "generate" not in cli.commands:
-        pytest.skip("the `portfolio generate` command does not exist yet")
-
-
 @pytest.mark.parametrize("name", ["gen.json", "gen.json.gz"])
 def test_generate_writes_a_file_info_accepts(tmp_path, name):
-    _need_generate()
     out = tmp_path / name
     result = invoke("generate", out, "--nodes", "40", "--seed", "3")
     assert result.exit_code == 0, result.output + result.stderr

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import bundled_example_path, script
+from conftest import bundled_example_path, script, skip_or_fail
 from portfolio import clock
 
 DELAY = 2.0
@@ -75,7 +75,7 @@ def test_program_start_estimate():
 def test_this_process_was_created_before_it_imported_portfolio():
     created = clock.process_created()
     if created is None:
-        pytest.skip("no /proc here")
+        skip_or_fail("no /proc here", "/proc must be mounted")
     assert created <= clock.IMPORTED + 0.05
     start, before = clock.command_start("process")
     assert start == pytest.approx(created, abs=0.05) and before >= 0.0

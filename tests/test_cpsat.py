@@ -10,21 +10,20 @@ import sys
 import time
 
 import numpy as np
+import ortools  # noqa: F401  -- a hard dependency: a broken install fails here, never skips
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-pytest.importorskip("ortools")
-
-from portfolio.backend import NullReporter, Status  # noqa: E402
-from portfolio.evaluate import evaluate  # noqa: E402
-from portfolio.exact import ModelSize, solve_with_engine  # noqa: E402
-from portfolio.generate import generate_problem  # noqa: E402
-from portfolio.exact.lns import LnsParams, build_window, run_lns  # noqa: E402
-from portfolio.presolve import presolve  # noqa: E402
-from portfolio.problem import Problem  # noqa: E402
-from portfolio_plugins import cpsat  # noqa: E402
-from tiny import assert_exact, brute, make_problem, optimum, scaled_costs, tiny  # noqa: E402
+from portfolio.backend import NullReporter, Status
+from portfolio.evaluate import evaluate
+from portfolio.exact import ModelSize, solve_with_engine
+from portfolio.generate import generate_problem
+from portfolio.exact.lns import LnsParams, build_window, run_lns
+from portfolio.presolve import presolve
+from portfolio.problem import Problem
+from portfolio_plugins import cpsat
+from tiny import assert_exact, brute, make_problem, optimum, scaled_costs, tiny
 
 EXACT = settings(max_examples=60, deadline=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -14,18 +14,17 @@ from contextlib import contextmanager
 from typing import Optional
 
 import numpy as np
+import ortools  # noqa: F401  -- hard dependencies: a broken install fails here, never skips
+import pysat  # noqa: F401
 import pytest
 
-pytest.importorskip("ortools")
-pytest.importorskip("pysat")
-
-from portfolio.backend import NullReporter, Status, declared  # noqa: E402
-from portfolio.evaluate import evaluate  # noqa: E402
-from portfolio.exact import ModelSize, WorkLimit, WorkMeter, solve_with_engine  # noqa: E402
-from portfolio.exact.lns import MIN_WINDOW_UNITS, LnsParams  # noqa: E402
-from portfolio.generate import generate_problem  # noqa: E402
-from portfolio.work import CountingWork  # noqa: E402
-from portfolio_plugins import cpsat, maxsat  # noqa: E402
+from portfolio.backend import NullReporter, Status, declared
+from portfolio.evaluate import evaluate
+from portfolio.exact import ModelSize, WorkLimit, WorkMeter, solve_with_engine
+from portfolio.exact.lns import MIN_WINDOW_UNITS, LnsParams
+from portfolio.generate import generate_problem
+from portfolio.work import CountingWork
+from portfolio_plugins import cpsat, maxsat
 
 ENGINES = {"cpsat": cpsat.CpSatEngine, "maxsat": maxsat.MaxSatEngine}
 SMALL_BUDGET = {"cpsat": {"budget": ModelSize(500, 500, 3000)},

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, bundled_example_path, reference_cost
+from conftest import REPO, bundled_example_path, reference_cost, skip_or_fail
 from portfolio.evaluate import evaluate
 from portfolio.io import load_problem
 from portfolio.registry import Registry
@@ -85,7 +85,8 @@ def test_installed_package_is_listed_and_solves(tmp_path):
                           "--disable-pip-version-check", "--target", str(target), str(src)],
                          capture_output=True, text=True, timeout=300)
     if pip.returncode != 0 and "No matching distribution found for setuptools" in pip.stderr:
-        pytest.skip("pip cannot fetch setuptools for the isolated build (offline?)")
+        skip_or_fail("pip cannot fetch setuptools for the isolated build (offline?)",
+                     "pip must reach an index")
     assert pip.returncode == 0, pip.stdout + pip.stderr
     env = _env(target)
 

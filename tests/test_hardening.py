@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, bundled_example_path
+from conftest import REPO, bundled_example_path, skip_or_fail
 from portfolio import registry as registry_mod
 from portfolio.registry import Registry, RegistryError, parse_backend_list
 
@@ -221,8 +221,9 @@ def test_bad_output_path_is_refused_before_solving(tmp_path, make_target, expect
     assert line.startswith("error:") and expected in line and str(target) in line
 
 
-@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full to make a write fail")
 def test_failed_write_still_prints_the_plan():
+    if not os.path.exists("/dev/full"):
+        skip_or_fail("needs /dev/full to make a write fail", "/dev/full must exist")
     proc = portfolio("solve", "-t", "8", "-q", "-b", "minusage", "--force", "-o", "/dev/full")
     assert proc.returncode == 2
     plan = json.loads(proc.stdout.splitlines()[-1])
