@@ -14,7 +14,6 @@ import math
 import os
 import shutil
 import subprocess
-import sys
 from importlib import resources
 from pathlib import Path
 from types import ModuleType
@@ -23,7 +22,11 @@ from typing import NoReturn
 import pytest
 from hypothesis import strategies as st
 
+pytest_plugins = ["portfolio.testing"]   # the fixture ``portfolio_cli``: every command run as a process
+
 REPO = Path(__file__).resolve().parents[1]
+TESTS = REPO / "tests"
+"""This folder: on ``PYTHONPATH`` for the test plugins (``faulty_backends``, ``det_backends``)."""
 BENCH = REPO.parent / "shared" / "benchmarks"
 BENCH_NAMES = ("A", "B", "G", "K", "M", "N", "S")
 FORBIDDEN = 10**18
@@ -99,29 +102,6 @@ def contest_example(bench_dir: Path) -> Path:
 def bench_path(name: str) -> Path:
     """A contest instance by letter (A, B, G, K, M, N, S); see :func:`shared`."""
     return shared(BENCH / f"asplos-2025-iopddl-{name}.json.gz")
-
-
-# ------------------------------------------------------------------------------------------ executables
-def script(name: str) -> Path:
-    """An installed console script of this distribution (next to the running interpreter)."""
-    candidate = Path(sys.executable).with_name(name)
-    if candidate.is_file():
-        return candidate
-    found = shutil.which(name)
-    if found is None:
-        skip_or_fail(f"console script {name!r} is not installed next to {sys.executable} or on PATH",
-                     "the package must be installed")
-    return Path(found)
-
-
-def run_script(name: str, *args: str | Path, cwd: Path | None = None,
-               timeout: float = 120) -> subprocess.CompletedProcess:
-    """Run an installed script as a real process: no TTY, no COLUMNS, so output is deterministic."""
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    return subprocess.run(
-        [str(script(name)), *map(str, args)],
-        stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout,
-    )
 
 
 # ------------------------------------------------------------------------------------------ reference

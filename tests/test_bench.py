@@ -8,14 +8,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from conftest import extra, script
+from conftest import extra
 from portfolio import bench
 from portfolio.bench import BenchError, Task, expand_instances, parse_seeds, resolve_instances, run_sweep
 from portfolio.cli import bundled_example, cli
@@ -202,7 +201,8 @@ def test_interrupted_sweep_keeps_rows_and_resume_finishes_it(instances, tmp_path
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill-9"])
-def test_stopped_sweep_keeps_rows_and_leaves_no_process_behind(instances, tmp_path, faulty_plugins, sig):
+def test_stopped_sweep_keeps_rows_and_leaves_no_process_behind(instances, tmp_path, faulty_plugins, sig,
+                                                               portfolio_cli):
     """Ctrl-C (or kill -9) to a real `portfolio bench` while a backend hangs: rows kept, no orphans.
 
     Ctrl-C: the task supervisors kill their task trees and the sweep exits 130 with its meta updated.
@@ -210,10 +210,10 @@ def test_stopped_sweep_keeps_rows_and_leaves_no_process_behind(instances, tmp_pa
     """
     import psutil
     stdout, stderr = (tmp_path / "out.txt").open("w"), (tmp_path / "err.txt").open("w")
-    proc = subprocess.Popen(  # own session; SIGINT handled even if this process ignores it
-        [str(script("portfolio")), "bench", instances / "example.json", "-b", "minusage,hangs-silently",
-         "-t", "30", "-j", "2", "--name", "c", "--runs-dir", tmp_path],
-        stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, start_new_session=True,
+    faulty = portfolio_cli.configured(plugins="faulty_backends", path=[TESTS])
+    proc = faulty.popen(  # own session; SIGINT handled even if this process ignores it
+        "bench", instances / "example.json", "-b", "minusage,hangs-silently", "-t", "30", "-j", "2",
+        "--name", "c", "--runs-dir", tmp_path, stdout=stdout, stderr=stderr, start_new_session=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     results = tmp_path / "c" / "results.jsonl"
     deadline = time.time() + 20

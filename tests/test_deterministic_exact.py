@@ -7,10 +7,7 @@ same plan, bound and exchange points, also with a CPU hog on the other core.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
-from contextlib import contextmanager
 from typing import Optional
 
 import numpy as np
@@ -23,6 +20,7 @@ from portfolio.evaluate import evaluate
 from portfolio.exact import ModelSize, WorkLimit, WorkMeter, solve_with_engine
 from portfolio.exact.lns import MIN_WINDOW_UNITS, LnsParams
 from portfolio.generate import generate_problem
+from portfolio.testing import cpu_hog
 from portfolio.work import CountingWork
 from portfolio_plugins import cpsat, maxsat
 
@@ -67,18 +65,6 @@ class Requested(CountingWork):
             self.calls_after_false += 1
         self.requested += units
         return super().spend(units)
-
-
-@contextmanager
-def cpu_hog():
-    """A process spinning on a core for the duration (this machine has two)."""
-    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    try:
-        time.sleep(0.2)
-        yield
-    finally:
-        hog.kill()
-        hog.wait()
 
 
 def run(name: str, problem, total: int, lns_mode: bool = False, warm_start=None,

@@ -10,7 +10,7 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from conftest import run_script, write_json
+from conftest import write_json
 from portfolio.api import choose_backends, run
 from portfolio.errors import ProblemError
 from portfolio.evaluate import evaluate
@@ -181,17 +181,19 @@ def test_each_tradeoff_point_is_the_optimum_at_its_budget(problem):
 
 
 # ------------------------------------------------------------------------------------------ CLI
-def test_cli_bad_budgets_exit_2_with_one_line(tmp_path, bundled_example):
-    res = run_script("portfolio", "tradeoff", bundled_example, "--budgets", "0.9,x", "-t", "5",
-                     "--runs-dir", tmp_path)
+def test_cli_bad_budgets_exit_2_with_one_line(tmp_path, bundled_example, portfolio_cli):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    res = portfolio_cli.run("tradeoff", bundled_example, "--budgets", "0.9,x", "-t", "5",
+                            "--runs-dir", runs)
     assert res.returncode == 2, res.stderr
     assert "budgets: value 1 ('x') is not a number" in res.stderr
-    assert "Traceback" not in res.stderr and not any(tmp_path.iterdir())
+    assert "Traceback" not in res.stderr and not any(runs.iterdir())
 
 
-def test_cli_tradeoff_json_saves_a_run_report_reads(tmp_path, bundled_example):
-    res = run_script("portfolio", "tradeoff", bundled_example, "--budgets", "0.5,0.9,1.0,60",
-                     "-t", "8", "--json", "--runs-dir", tmp_path, "--name", "t1")
+def test_cli_tradeoff_json_saves_a_run_report_reads(tmp_path, bundled_example, portfolio_cli):
+    res = portfolio_cli.run("tradeoff", bundled_example, "--budgets", "0.5,0.9,1.0,60",
+                            "-t", "8", "--json", "--runs-dir", tmp_path, "--name", "t1")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     rows = doc["rows"]
@@ -201,21 +203,21 @@ def test_cli_tradeoff_json_saves_a_run_report_reads(tmp_path, bundled_example):
     assert costs == sorted(costs, reverse=True)
     for r in rows:
         assert set(r) >= {"budget", "cost", "bound", "status", "plan"}
-    again = run_script("portfolio", "tradeoff", bundled_example, "--budgets", "1.0", "-t", "3",
-                       "--runs-dir", tmp_path, "--name", "t1")
+    again = portfolio_cli.run("tradeoff", bundled_example, "--budgets", "1.0", "-t", "3",
+                              "--runs-dir", tmp_path, "--name", "t1")
     assert again.returncode == 2 and "already exists" in again.stderr
-    rep = run_script("portfolio", "report", tmp_path / "t1", "--format", "json")
+    rep = portfolio_cli.run("report", tmp_path / "t1", "--format", "json")
     assert rep.returncode == 0, rep.stderr
     saved = json.loads(rep.stdout)   # the tradeoff as saved, read back: the same rows
     assert [r["budget"] for r in saved["rows"]] == [35, 60, 63, 70]
     assert [r["cost"] for r in saved["rows"]] == [r["cost"] for r in rows]
 
 
-def test_cli_solve_explains_an_infeasible_limit(tmp_path, bundled_example):
+def test_cli_solve_explains_an_infeasible_limit(tmp_path, bundled_example, portfolio_cli):
     doc = json.loads(open(bundled_example).read())
     doc["problem"]["usage_limit"] = 20
     path = write_json(tmp_path / "low.json", doc)
-    res = run_script("portfolio", "solve", path, "-t", "5", "--json")
+    res = portfolio_cli.run("solve", path, "-t", "5", "--json")
     assert res.returncode == 1
     memory = json.loads(res.stdout)["memory"]
     assert memory["verdict"] == "proven infeasible" and memory["bound"]["value"] > 20
