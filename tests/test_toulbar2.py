@@ -411,6 +411,34 @@ def test_the_exact_mode_proves_the_brute_force_optimum_through_the_backend(probl
         assert result.status != Status.OPTIMAL
 
 
+def test_an_exact_bound_above_the_incumbent_is_a_disagreement_not_a_proof(bundled_example,
+                                                                          monkeypatch):
+    """The exact mode answering "no plan costs UB or less" while the incumbent is a verified plan
+    at UB: the network and the problem disagree, so the backend notes it and claims nothing (it
+    once called the incumbent optimal on that answer)."""
+    from portfolio.io import load_problem
+    from portfolio.toulbar2 import exact
+
+    asked = []
+
+    def disagreeing(problem, seconds, seed=0, ub=None, start=None, **limits):
+        asked.append((ub, None if start is None else evaluate(problem, start).cost))
+        return {"plan": None, "cost": None, "proven": False, "infeasible": False,
+                "dual": None if ub is None else ub + 1, "timings": {}, "work": {},
+                "note": f"toulbar2 proved that no plan costs {ub} or less"}
+
+    monkeypatch.setattr(exact, "solve_exact", disagreeing)
+    problem = load_problem(bundled_example)
+    result, report, _ = run_backend(problem, 3.0)
+    (ub, start_cost), = asked   # the exact mode ran once, bounded by its verified incumbent
+    assert ub is not None and start_cost == ub
+    assert result.status is not Status.OPTIMAL, result.note
+    assert f"exact mode disagrees with the problem: its bound {ub + 1} is above the cost {ub}" \
+        in result.note
+    assert result.lower_bound is None and ub + 1 not in [b for _, b, _ in report.bounds]
+    assert evaluate(problem, result.solution).cost <= ub   # the search went on from the incumbent
+
+
 def _long_search(net, seed, seconds, ub, start=None):
     """Says its search started, then 'searches' until SIGVTALRM arrives (toulbar2's own way
     out), and answers."""
