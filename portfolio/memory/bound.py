@@ -136,7 +136,7 @@ def least_peak_bound(problem: Problem, refine_points: int = REFINE_POINTS,
     floor = least_usage_floor(problem)
     if floor.value is None:
         return PeakBound(None, None, "trivial", why=naming.rewrite(floor.why), naming=naming)
-    if floor.index is None:   # nothing is ever live: 0, once arc consistency found a plan to take it
+    if floor.index is None:   # nothing ever live: 0, once arc consistency finds a plan to take it
         dom = allowed_strategies(problem)
         if dom.empty:
             return PeakBound(None, None, "arc consistency", {"trivial": 0},

@@ -79,8 +79,8 @@ class Exchange:
     """Mixin of :class:`.core.Portfolio`: the rules above.
 
     Uses ``options``, ``runs``, ``by_name``, ``best``/``best_eval``/``best_backend``, ``shared``,
-    ``presolve_job``, ``interrupted``, ``warm`` (a warm start's repair cut short), the verification of :class:`.answers.Answers` and
-    ``_stop_reason`` of :class:`.stopping.StopRules`."""
+    ``presolve_job``, ``interrupted``, ``warm`` (a warm start's repair cut short), the
+    verification of :class:`.answers.Answers` and ``_stop_reason`` of :class:`.stopping.StopRules`."""
 
     def _init_exchange(self, left_out: list[str]) -> None:
         shares = {name: max(MIN_SHARE, float(declared(self.by_name[run.backend])[0].work_share))
