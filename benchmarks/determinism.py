@@ -27,18 +27,17 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import tempfile
-from contextlib import contextmanager
+from contextlib import nullcontext
 from pathlib import Path
-from typing import Iterator
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from backends import best_known, run_json  # noqa: E402
+from portfolio.testing import cpu_hog  # noqa: E402
 
 NEUTRAL = tempfile.mkdtemp(prefix="determinism-")
 """Every run's working directory, so ``python -m portfolio`` imports the installed build."""
@@ -46,20 +45,6 @@ NEUTRAL = tempfile.mkdtemp(prefix="determinism-")
 
 def path_of(name: str) -> Path:
     return SHARED / "benchmarks" / f"asplos-2025-iopddl-{name}.json.gz"
-
-
-@contextmanager
-def cpu_hog(on: bool) -> Iterator[None]:
-    """A process spinning on the CPU for the duration (none when ``on`` is False)."""
-    if not on:
-        yield
-        return
-    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    try:
-        yield
-    finally:
-        hog.kill()
-        hog.wait()
 
 
 def solve(args: argparse.Namespace, name: str, extra: list[str]) -> dict:
@@ -98,7 +83,7 @@ def repeat(args: argparse.Namespace, out: Path) -> None:
                 if (name, k, workers) in seen:
                     continue
                 hog = args.hog and (k + workers) % 2 == 1
-                with cpu_hog(hog):
+                with cpu_hog() if hog else nullcontext():
                     row = solve(args, name, work_args(args) + ["--seed", str(args.seed),
                                                                "--workers", str(workers)])
                 row.update(run=k, workers=workers, hog=hog)

@@ -8,19 +8,25 @@ Python structures (the contest JSON document) and uses Python ints only, so it c
 from __future__ import annotations
 
 import copy
+import importlib
 import json
 import math
 import os
 import shutil
 import subprocess
-import sys
 from importlib import resources
 from pathlib import Path
+from types import ModuleType
+from typing import NoReturn
 
 import pytest
 from hypothesis import strategies as st
 
+pytest_plugins = ["portfolio.testing"]   # the fixture ``portfolio_cli``: every command run as a process
+
 REPO = Path(__file__).resolve().parents[1]
+TESTS = REPO / "tests"
+"""This folder: on ``PYTHONPATH`` for the test plugins (``faulty_backends``, ``det_backends``)."""
 BENCH = REPO.parent / "shared" / "benchmarks"
 BENCH_NAMES = ("A", "B", "G", "K", "M", "N", "S")
 FORBIDDEN = 10**18
@@ -56,15 +62,30 @@ def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
 
 
+def skip_or_fail(message: str, needed: str) -> NoReturn:
+    """Skip for something this machine lacks, but fail under CI (``needed`` says what CI must
+    have), so a green CI run cannot hide a test that never ran. Works at module level too."""
+    if in_ci():
+        pytest.fail(f"{message} (CI=true: {needed})", pytrace=False)
+    pytest.skip(message, allow_module_level=True)
+
+
 def shared(path: Path) -> Path:
-    """``path`` inside ../shared (contest instances): skip when it is missing, but fail under CI,
-    so a green CI run cannot hide that the contest tests never ran."""
+    """``path`` inside ../shared (contest instances): skip when it is missing, but fail under CI."""
     if not path.exists():
-        message = f"shared benchmarks not found at {path}"
-        if in_ci():
-            pytest.fail(f"{message} (CI=true: the contest instances must be present)", pytrace=False)
-        pytest.skip(message)
+        skip_or_fail(f"shared benchmarks not found at {path}", "the contest instances must be present")
     return path
+
+
+def extra(module: str) -> ModuleType:
+    """A module of the test extras (``pip install -e '.[test]'``: Dask, matplotlib), imported: skip
+    without it, fail under CI. The hard dependencies (numba, OR-tools, python-sat, pytoulbar2,
+    psutil) are imported plainly: a broken install fails, it never skips."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        skip_or_fail(f"{module} is not installed ({exc}): pip install -e '.[test]'",
+                     "the test extras must be installed")
 
 
 @pytest.fixture(scope="session")
@@ -81,28 +102,6 @@ def contest_example(bench_dir: Path) -> Path:
 def bench_path(name: str) -> Path:
     """A contest instance by letter (A, B, G, K, M, N, S); see :func:`shared`."""
     return shared(BENCH / f"asplos-2025-iopddl-{name}.json.gz")
-
-
-# ------------------------------------------------------------------------------------------ executables
-def script(name: str) -> Path:
-    """An installed console script of this distribution (next to the running interpreter)."""
-    candidate = Path(sys.executable).with_name(name)
-    if candidate.is_file():
-        return candidate
-    found = shutil.which(name)
-    if found is None:
-        pytest.skip(f"console script {name!r} is not installed next to {sys.executable} or on PATH")
-    return Path(found)
-
-
-def run_script(name: str, *args: str | Path, cwd: Path | None = None,
-               timeout: float = 120) -> subprocess.CompletedProcess:
-    """Run an installed script as a real process: no TTY, no COLUMNS, so output is deterministic."""
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    return subprocess.run(
-        [str(script(name)), *map(str, args)],
-        stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout,
-    )
 
 
 # ------------------------------------------------------------------------------------------ reference

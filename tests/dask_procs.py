@@ -23,6 +23,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from portfolio.testing import PortfolioCli
+
 SHARD_ENV = "PORTFOLIO_SHARD"
 MARK_ENV = "PORTFOLIO_TEST_MARK"
 
@@ -96,11 +98,10 @@ def new_mark() -> str:
     return uuid.uuid4().hex
 
 
-def marked_env(mark: str) -> dict[str, str]:
-    """This environment, without terminal sizes, with the marker set."""
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", SHARD_ENV)}
-    env[MARK_ENV] = mark
-    return env
+def marked_env(mark: str) -> dict[str, Optional[str]]:
+    """What a command's environment changes (``PortfolioCli``'s ``env``): the marker set, no shard
+    variable inherited."""
+    return {MARK_ENV: mark, SHARD_ENV: None}
 
 
 # ------------------------------------------------------------------------------------------ dask
@@ -122,10 +123,10 @@ def executable(name: str) -> str:
     return str(path)
 
 
-def _spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+def _spawn(args: list[str], env: dict[str, Optional[str]], log: Path) -> subprocess.Popen:
     with open(log, "ab") as out:
         return subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                                env=env, start_new_session=True)
+                                env=PortfolioCli().environment(env), start_new_session=True)
 
 
 def end_group(proc: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
@@ -208,13 +209,13 @@ class Timed:
         return json.loads(lines[-1])
 
 
-def start_command(name: str, *args: object, env: Optional[dict[str, str]] = None,
+def start_command(name: str, *args: object, env: Optional[dict[str, Optional[str]]] = None,
                   cwd: Optional[Path] = None) -> tuple[subprocess.Popen, float]:
-    """Start an installed console script of this project; (process, time.monotonic() at start)."""
+    """Start ``portfolio`` or ``iopddl`` (``env``: what :func:`marked_env` gives, a new mark
+    when None); (process, time.monotonic() at start)."""
     t0 = time.monotonic()
-    proc = subprocess.Popen([executable(name), *map(str, args)], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env if env is not None else marked_env(new_mark()), cwd=cwd)
+    proc = PortfolioCli(cwd=cwd).popen(*args, program=name,
+                                       env=env if env is not None else marked_env(new_mark()))
     return proc, t0
 
 
@@ -228,7 +229,7 @@ def finish_command(proc: subprocess.Popen, t0: float, timeout: float) -> Timed:
     return Timed(proc.returncode, out, err, time.monotonic() - t0)
 
 
-def run_command(name: str, *args: object, env: Optional[dict[str, str]] = None,
+def run_command(name: str, *args: object, env: Optional[dict[str, Optional[str]]] = None,
                 cwd: Optional[Path] = None, timeout: float = 120) -> Timed:
     proc, t0 = start_command(name, *args, env=env, cwd=cwd)
     return finish_command(proc, t0, timeout)

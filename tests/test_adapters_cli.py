@@ -9,13 +9,14 @@ import math
 import pytest
 from click.testing import CliRunner
 
-from conftest import bundled_example_path, run_script
+from conftest import bundled_example_path
 from xla_reference import HALVES, to_message
 
 from portfolio.adapters import xla_proto
 from portfolio.adapters.xla import parse_request
 from portfolio.cli import cli
 from portfolio.io import load_problem, problem_to_dict, read_bytes
+from portfolio.testing import PortfolioCli
 
 
 def _cli(*args: object):
@@ -62,7 +63,7 @@ def test_convert_keeps_fractional_costs_with_a_scale(tmp_path):
 
 
 def _solved(path, *args):
-    proc = run_script("portfolio", "solve", path, "-t", "10", "--json", "-q", *args, cwd=path.parent)
+    proc = PortfolioCli(cwd=path.parent).run("solve", path, "-t", "10", "--json", "-q", *args)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     return doc["solution"], doc["request"]["cost"]
@@ -109,12 +110,12 @@ def test_convert_refuses_what_text_cannot_hold_unless_told(tmp_path):
     assert scale.exit_code == 2 and "copied field for field" in scale.output
 
 
-def test_solve_prints_the_plan_in_the_request_node_order(tmp_path):
+def test_solve_prints_the_plan_in_the_request_node_order(tmp_path, portfolio_cli):
     path = tmp_path / "fol.txtpb"
     from google.protobuf import text_format
 
     path.write_text(text_format.MessageToString(to_message(FOLLOWERS)))
-    proc = run_script("portfolio", "solve", path, "-t", "10", "--json", cwd=tmp_path)
+    proc = portfolio_cli.run("solve", path, "-t", "10", "--json")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["solution"] == [1, 1, 1] and doc["request"]["cost"] == 5 and doc["request"]["nodes"] == 3
@@ -135,12 +136,12 @@ def test_info_reads_a_request(tmp_path):
 
 
 @pytest.mark.parametrize("command", [["info"], ["solve", "-t", "5", "-q"], ["convert"]])
-def test_a_malformed_request_is_one_line_and_exit_2(tmp_path, command):
+def test_a_malformed_request_is_one_line_and_exit_2(tmp_path, command, portfolio_cli):
     bad = {**FOLLOWERS, "communication_costs": [[0, 0], [0, math.nan], [0, 0]]}
     path = tmp_path / "bad.pb"
     path.write_bytes(to_message(bad).SerializeToString())
     args = [*command, path] + ([tmp_path / "out.json"] if command == ["convert"] else [])
-    proc = run_script("portfolio", *args, cwd=tmp_path)
+    proc = portfolio_cli.run(*args)
     assert proc.returncode == 2, proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert lines[-1:] == [f"error: {path}: communication_costs[1].costs[1]: nan is not a number"]

@@ -19,12 +19,12 @@ import time
 import pytest
 
 import portfolio
-from conftest import bench_path, bundled_example_path, live_children
+from conftest import bench_path, bundled_example_path, extra, live_children
 from dask_procs import (shards_under, MARK_ENV, alive, closed_port, marked_env,
                         marked_processes, new_mark, run_command, shard_processes, start_dask,
                         verified_cost, wait_until)
 
-pytest.importorskip("distributed")
+extra("distributed")   # a test extra: skipped without it, failed under CI
 
 ON_TIME = 0.5
 """Seconds a call may take past its time limit (measured around the call, loading included)."""

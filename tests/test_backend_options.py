@@ -5,8 +5,6 @@ exit 2, nothing run), resolved once per run (budget-aware defaults), handed to t
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 
 import numpy as np
@@ -18,6 +16,7 @@ from portfolio.backend_options import Budgeted, Option, OptionError, resolve
 from portfolio.configure import gather, lookup_in, read_config
 from portfolio.options import DEFAULT_WORK, RunOptions
 from portfolio.runner import run_portfolio
+from portfolio.testing import CliResult, PortfolioCli
 
 from conftest import REPO, bundled_example_path
 
@@ -206,11 +205,8 @@ def test_deterministic_identity_holds_the_options_that_can_change_the_plan():
 
 
 # ------------------------------------------------------------------------------------------ entry points
-def _cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    import os
-
-    return subprocess.run([sys.executable, "-m", "portfolio", *args], capture_output=True,
-                          text=True, timeout=120, cwd=REPO, env={**os.environ, **(env or {})})
+def _cli(*args: str) -> CliResult:
+    return PortfolioCli(cwd=REPO).run(*args)
 
 
 @pytest.mark.parametrize("args, says", [
@@ -243,10 +239,8 @@ def test_solve_records_options_and_config_in_its_json(tmp_path):
 def test_iopddl_reads_its_one_variable_and_refuses_a_bad_file(tmp_path):
     bad = tmp_path / "bad.toml"
     bad.write_text('[toulbar2]\nvectors = "many"\n')
-    out = subprocess.run([sys.executable, "-c", "from portfolio.cli import iopddl_main; "
-                          "iopddl_main()", str(bundled_example_path()), "5"], capture_output=True,
-                         text=True, timeout=120, cwd=REPO,
-                         env={**__import__("os").environ, "PORTFOLIO_CONFIG": str(bad)})
+    out = PortfolioCli(cwd=REPO, env={"PORTFOLIO_CONFIG": str(bad)}).iopddl(
+        bundled_example_path(), "5")
     assert out.returncode == 2 and "bad.toml: [toulbar2]: option toulbar2.vectors" in out.stderr
 
 

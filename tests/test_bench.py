@@ -8,14 +8,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from conftest import script
+from conftest import extra
 from portfolio import bench
 from portfolio.bench import BenchError, Task, expand_instances, parse_seeds, resolve_instances, run_sweep
 from portfolio.cli import bundled_example, cli
@@ -202,18 +201,19 @@ def test_interrupted_sweep_keeps_rows_and_resume_finishes_it(instances, tmp_path
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["ctrl-c", "kill-9"])
-def test_stopped_sweep_keeps_rows_and_leaves_no_process_behind(instances, tmp_path, faulty_plugins, sig):
+def test_stopped_sweep_keeps_rows_and_leaves_no_process_behind(instances, tmp_path, faulty_plugins, sig,
+                                                               portfolio_cli):
     """Ctrl-C (or kill -9) to a real `portfolio bench` while a backend hangs: rows kept, no orphans.
 
     Ctrl-C: the task supervisors kill their task trees and the sweep exits 130 with its meta updated.
     kill -9: the supervisors die at once too; each orphaned task child notices and kills its tree.
     """
-    psutil = pytest.importorskip("psutil")
+    import psutil
     stdout, stderr = (tmp_path / "out.txt").open("w"), (tmp_path / "err.txt").open("w")
-    proc = subprocess.Popen(  # own session; SIGINT handled even if this process ignores it
-        [str(script("portfolio")), "bench", instances / "example.json", "-b", "minusage,hangs-silently",
-         "-t", "30", "-j", "2", "--name", "c", "--runs-dir", tmp_path],
-        stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr, start_new_session=True,
+    faulty = portfolio_cli.configured(plugins="faulty_backends", path=[TESTS])
+    proc = faulty.popen(  # own session; SIGINT handled even if this process ignores it
+        "bench", instances / "example.json", "-b", "minusage,hangs-silently", "-t", "30", "-j", "2",
+        "--name", "c", "--runs-dir", tmp_path, stdout=stdout, stderr=stderr, start_new_session=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     results = tmp_path / "c" / "results.jsonl"
     deadline = time.time() + 20
@@ -252,7 +252,7 @@ def test_stopped_sweep_keeps_rows_and_leaves_no_process_behind(instances, tmp_pa
 
 def test_dask_local_cluster(instances, tmp_path):
     """Through joblib's dask backend, on a worker process under a nanny (daemonic, as on a cluster)."""
-    distributed = pytest.importorskip("distributed")
+    distributed = extra("distributed")
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=True,
                                   dashboard_address=None) as cluster:
         worker = next(iter(cluster.scheduler_info["workers"]))
@@ -277,7 +277,7 @@ def test_dask_local_cluster(instances, tmp_path):
 
 def test_dask_single_thread_cluster_still_runs_there(instances, tmp_path):
     """joblib would run n_jobs=1 in this process; the sweep submits to the cluster itself."""
-    distributed = pytest.importorskip("distributed")
+    distributed = extra("distributed")
     with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster:
         result = run_sweep([instances], backends=["minusage"], time_limit=LIMIT, name="d1",
@@ -287,7 +287,7 @@ def test_dask_single_thread_cluster_still_runs_there(instances, tmp_path):
 
 
 def test_unreachable_dask_scheduler_is_a_one_line_error(instances, tmp_path, monkeypatch):
-    pytest.importorskip("distributed")
+    extra("distributed")
     monkeypatch.setattr(bench.parallel, "DASK_CONNECT_TIMEOUT", 1.0)
     res = invoke("bench", instances / "example.json", "-b", "minusage", "-t", LIMIT, "--name", "x",
                  "--runs-dir", tmp_path, "--dask-scheduler", "tcp://127.0.0.1:9", "-q")

@@ -87,11 +87,25 @@ def test_report_at_matches_the_mechanics_of_a_shorter_run(tmp_path, monkeypatch)
                      "-j", "2", "--name", name, "--runs-dir", tmp_path, "-q")
         assert res.exit_code == 0, res.output
     result = compare(tmp_path / "long", tmp_path / "short", 2.0)
-    assert len(result["pairs"]) == 4
+    # what the pairs must hold, read from the two sweeps' own rows: the long run's last plan by
+    # 2 s (its incumbents trace), and the short run's answer
+    held, real = {}, {}
+    for row in rows_of(tmp_path / "long"):
+        kept = [i["cost"] for i in row["incumbents"] if i["time"] <= 2.0]
+        held[row["instance"], row["seed"]] = kept[-1] if kept else None
+    for row in rows_of(tmp_path / "short"):
+        real[row["instance"], row["seed"]] = row["cost"]
+    assert len(held) == len(real) == 4 and set(held) == set(real)
+    assert {(p["instance"], p["seed"]) for p in result["pairs"]} == set(held)
+    sides = {"lower": 0, "equal": 0, "higher": 0}
     for pair in result["pairs"]:
+        key = pair["instance"], pair["seed"]
         assert pair["rescored_limit"] == 2.0 and all(t <= 2.0 for t in pair["rescored_times"])
         assert pair["real_status"] in ("feasible", "optimal")
+        assert (pair["rescored"], pair["real"]) == (held[key], real[key]), pair
         assert pair["rescored"] is not None and pair["rescored"] >= pair["long"]
-    assert result["lower"] + result["equal"] + result["higher"] == 4
+        sides["lower" if held[key] < real[key] else "higher" if held[key] > real[key]
+              else "equal"] += 1
+    assert {side: result[side] for side in sides} == sides
     shown = invoke("report", tmp_path / "long", "--at", "2", "--format", "json")
     assert shown.exit_code == 0 and '"at": 2.0' in shown.stdout

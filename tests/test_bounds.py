@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import extra
 from portfolio.backend import NullReporter, Status
 from portfolio.evaluate import evaluate
 from portfolio.io import load_problem
@@ -250,7 +251,7 @@ def test_report_shows_the_certified_gap_and_plots_it(tmp_path):
     res = invoke("report", run)
     assert res.exit_code == 0, res.output
     assert "certified gap" in res.output and "+3.00%" in res.output
-    pytest.importorskip("matplotlib")
+    extra("matplotlib")
     res = invoke("report", run, "--plot")
     assert res.exit_code == 0, res.output
     # plots are named by run ("r"); the gap panel is drawn from the rows' gap traces

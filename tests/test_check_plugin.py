@@ -5,10 +5,6 @@ the check that fits what it does."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -17,7 +13,7 @@ from conftest import REPO
 from portfolio.errors import ProblemError
 from portfolio.evaluate import evaluate
 from portfolio.plugincheck import check_backend, check_instances
-from portfolio.testing import assert_backend_passes
+from portfolio.testing import CliResult, PortfolioCli, assert_backend_passes
 
 HOSTILE = REPO / "tests" / "hostile"
 PLUGIN = REPO / "plugins" / "example-plugin"
@@ -78,13 +74,9 @@ def test_unknown_names_and_junk_are_refused():
         check_backend(object())
 
 
-def _check_cli(module: str, *args: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    env.update(PYTHONPATH=os.pathsep.join([str(HOSTILE), env.get("PYTHONPATH", "")]),
-               PORTFOLIO_PLUGINS=module)
-    exe = Path(sys.executable).with_name("portfolio")
-    return subprocess.run([str(exe), "check-plugin", module, "-t", "3", *args], env=env,
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+def _check_cli(cli: PortfolioCli, module: str, *args: str) -> CliResult:
+    hostile = cli.configured(plugins=module, path=[HOSTILE], timeout=300)
+    return hostile.run("check-plugin", module, "-t", "3", *args)
 
 
 @pytest.mark.slow
@@ -99,8 +91,8 @@ def _check_cli(module: str, *args: str) -> subprocess.CompletedProcess:
     ("hostile_memory", {"runs"}),
     ("hostile_spawn", {"on time", "runs"}),
 ])
-def test_each_hostile_plugin_is_flagged_by_the_cli(module, checks):
-    proc = _check_cli(module, "--json", "--memory-limit", "300M")
+def test_each_hostile_plugin_is_flagged_by_the_cli(module, checks, portfolio_cli):
+    proc = _check_cli(portfolio_cli, module, "--json", "--memory-limit", "300M")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["ok"] is False
@@ -111,12 +103,10 @@ def test_each_hostile_plugin_is_flagged_by_the_cli(module, checks):
     assert checks <= found, (found, proc.stderr)
 
 
-def test_the_cli_passes_the_example_and_exits_0():
-    env = {k: v for k, v in os.environ.items() if k not in ("LINES",)}
-    env.update(PYTHONPATH=str(PLUGIN), PORTFOLIO_PLUGINS="portfolio_example_plugin", COLUMNS="120")
-    exe = Path(sys.executable).with_name("portfolio")
-    proc = subprocess.run([str(exe), "check-plugin", "example", "-t", "3"], env=env,
-                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+def test_the_cli_passes_the_example_and_exits_0(portfolio_cli):
+    example = portfolio_cli.configured(plugins="portfolio_example_plugin", path=[PLUGIN],
+                                       env={"COLUMNS": "120"}, timeout=300)
+    proc = example.run("check-plugin", "example", "-t", "3")
     assert proc.returncode == 0, proc.stderr
     assert "check-plugin example: no breach" in proc.stderr
     assert "BREACH" not in proc.stderr and proc.stdout == ""

@@ -6,15 +6,13 @@ an in-process CliRunner call late in a pytest session would start with its budge
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from conftest import BENCH, reference_cost, reference_memory, run_script, write_json
+from conftest import BENCH, TESTS, reference_cost, reference_memory, write_json
 from portfolio.cli import _iopddl, cli
 from portfolio.evaluate import evaluate
 from portfolio.io import load_problem, read_solution
@@ -39,8 +37,9 @@ def invoke(*args) -> object:
 
 
 # ------------------------------------------------------------------------------------------ solve
-def test_solve_without_problem_solves_the_bundled_example(bundled_example, bundled_doc, tmp_path):
-    proc = run_script("portfolio", "solve", "--time-limit", SOLVE_LIMIT, cwd=tmp_path)
+def test_solve_without_problem_solves_the_bundled_example(bundled_example, bundled_doc,
+                                                          portfolio_cli):
+    proc = portfolio_cli.run("solve", "--time-limit", SOLVE_LIMIT)
     assert proc.returncode == 0, proc.stderr
     assert "Traceback" not in proc.stderr
     plan = parse_plan(last_line(proc.stdout))
@@ -51,9 +50,9 @@ def test_solve_without_problem_solves_the_bundled_example(bundled_example, bundl
     assert ev.cost == reference_cost(bundled_doc, plan) >= 305  # 305 is the optimum
 
 
-def test_solve_output_writes_a_result_file(bundled_example, bundled_doc, tmp_path):
+def test_solve_output_writes_a_result_file(bundled_example, bundled_doc, tmp_path, portfolio_cli):
     out = tmp_path / "result.json"
-    proc = run_script("portfolio", "solve", "-t", SOLVE_LIMIT, "-q", "--output", out, cwd=tmp_path)
+    proc = portfolio_cli.run("solve", "-t", SOLVE_LIMIT, "-q", "--output", out)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(out.read_text())
     plan = doc["solution"]
@@ -82,11 +81,11 @@ def test_solve_refuses_to_overwrite_without_force(tmp_path):
     assert out.read_text() == "keep me\n" and out.stat().st_mtime_ns == before
 
 
-def test_solve_json_and_force(bundled_example, tmp_path):
+def test_solve_json_and_force(bundled_example, tmp_path, portfolio_cli):
     out = tmp_path / "result.json"
     out.write_text("old\n")
-    proc = run_script("portfolio", "solve", bundled_example, "-t", SOLVE_LIMIT, "-q", "--json",
-                      "--output", out, "--force", cwd=tmp_path)
+    proc = portfolio_cli.run("solve", bundled_example, "-t", SOLVE_LIMIT, "-q", "--json",
+                             "--output", out, "--force")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)  # the whole of stdout is one JSON document
     plan = doc["solution"]
@@ -98,12 +97,12 @@ def test_solve_json_and_force(bundled_example, tmp_path):
     assert json.loads(out.read_text())["solution"] == plan  # --force replaced the old file
 
 
-def test_iopddl_drop_in(bundled_example, tmp_path):
+def test_iopddl_drop_in(bundled_example, portfolio_cli):
     """`iopddl example.json 5` (the contest's example when present, else the bundled one)."""
     contest = BENCH / "example.json"
     path = contest if contest.is_file() else bundled_example
     raw = json.loads(Path(path).read_text())
-    proc = run_script("iopddl", path, "5", cwd=tmp_path)
+    proc = portfolio_cli.iopddl(path, "5")
     assert proc.returncode == 0, proc.stderr
     plan = parse_plan(last_line(proc.stdout))
     assert len(plan) == len(raw["problem"]["nodes"]["costs"])
@@ -154,16 +153,8 @@ def test_info_human_output(bundled_example):
 
 
 # ------------------------------------------------------------------------------------------ generate
-def _need_generate() -> None:
-    if importlib.util.find_spec("portfolio.generate") is None:
-        pytest.skip("portfolio/generate.py does not exist yet")
-    if "generate" not in cli.commands:
-        pytest.skip("the `portfolio generate` command does not exist yet")
-
-
 @pytest.mark.parametrize("name", ["gen.json", "gen.json.gz"])
 def test_generate_writes_a_file_info_accepts(tmp_path, name):
-    _need_generate()
     out = tmp_path / name
     result = invoke("generate", out, "--nodes", "40", "--seed", "3")
     assert result.exit_code == 0, result.output + result.stderr
@@ -187,17 +178,15 @@ def test_generate_writes_a_file_info_accepts(tmp_path, name):
     assert out.read_bytes() == before
 
 
-def test_debug_prints_a_raising_backends_traceback(monkeypatch):
-    tests = str(Path(__file__).resolve().parent)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")])))
-    monkeypatch.setenv("PORTFOLIO_PLUGINS", "faulty_backends")
+def test_debug_prints_a_raising_backends_traceback(portfolio_cli):
+    faulty = portfolio_cli.configured(plugins="faulty_backends", path=[TESTS])
     args = ("solve", "--backends", "raises,enumerate", "-t", "3", "--no-exhaustive")
-    plain = run_script("portfolio", *args, "--json")
+    plain = faulty.run(*args, "--json")
     doc = json.loads(plain.stdout)
     row = next(b for b in doc["backends"] if b["backend"] == "raises")
     assert row["note"] == "exception: RuntimeError: boom in solve"
     assert "faulty_backends.py" in row["traceback"] and "Traceback" not in plain.stderr
-    debug = run_script("portfolio", *args, "--debug")
+    debug = faulty.run(*args, "--debug")
     assert debug.returncode == 0, debug.stderr
     assert "traceback of raises" in debug.stderr
     assert 'raise RuntimeError("boom in solve")' in debug.stderr

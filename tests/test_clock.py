@@ -5,15 +5,14 @@ commands; the times a run reports match the wall clock."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
-from conftest import bundled_example_path, script
+from conftest import TESTS, bundled_example_path, skip_or_fail
 from portfolio import clock
+from portfolio.testing import PortfolioCli
 
 DELAY = 2.0
 
@@ -24,10 +23,8 @@ def _exec_after_delay(command: list[str], delay: float = DELAY,
     process the command runs in was created ``delay`` seconds before it starts). Returns (spawn,
     exec stamp, end) on the wall clock, stdout and stderr."""
     quoted = " ".join(f"'{c}'" for c in command)
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "PORTFOLIO_PLUGINS")}
-    if plugins:  # test backends from this folder
-        env["PORTFOLIO_PLUGINS"] = plugins
-        env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")])
+    cli = PortfolioCli(plugins=plugins, path=[TESTS]) if plugins else PortfolioCli()
+    env = cli.environment()   # the commands' own; test backends from this folder when named
     spawn = time.time()
     done = subprocess.run(["bash", "-c", f"sleep {delay}; date +%s.%N >&2; exec {quoted}"],
                           stdin=subprocess.DEVNULL, capture_output=True, text=True, env=env,
@@ -41,7 +38,7 @@ def test_solve_counts_from_the_program_start_under_an_exec_wrapper(tmp_path):
     out = tmp_path / "r.json"
     limit = 3.0
     _, stamp, end, stdout, err = _exec_after_delay(
-        [str(script("portfolio")), "solve", str(bundled_example_path()), "-t", str(limit),
+        [*PortfolioCli.command("portfolio"), "solve", str(bundled_example_path()), "-t", str(limit),
          "--no-exhaustive", "-b", "minusage,hangs", "-o", str(out)], plugins="faulty_backends")
     doc = json.loads(out.read_text())
     program_wall = end - stamp
@@ -58,7 +55,7 @@ def test_solve_counts_from_the_program_start_under_an_exec_wrapper(tmp_path):
 def test_iopddl_counts_from_the_process_creation_as_a_harness_does():
     limit = 4.0
     spawn, stamp, end, stdout, _ = _exec_after_delay(
-        [str(script("iopddl")), str(bundled_example_path()), str(limit), "--clock", "process"])
+        [*PortfolioCli.command("iopddl"), str(bundled_example_path()), str(limit), "--clock", "process"])
     assert end - spawn < limit + 0.5          # the harness's view: the whole command, shell included
     assert stamp - spawn >= DELAY - 0.1
     assert stdout.strip().splitlines()[-1].startswith("[")
@@ -75,7 +72,7 @@ def test_program_start_estimate():
 def test_this_process_was_created_before_it_imported_portfolio():
     created = clock.process_created()
     if created is None:
-        pytest.skip("no /proc here")
+        skip_or_fail("no /proc here", "/proc must be mounted")
     assert created <= clock.IMPORTED + 0.05
     start, before = clock.command_start("process")
     assert start == pytest.approx(created, abs=0.05) and before >= 0.0

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 import uuid
@@ -23,28 +22,15 @@ from portfolio.backend import Backend, SolveResult, Status
 from portfolio.io import load_problem
 from portfolio.options import RunOptions
 from portfolio.runner import contain, run_portfolio
+from portfolio.testing import PortfolioCli
 
 HOSTILE = REPO / "tests" / "hostile"
 sys.path.insert(0, str(HOSTILE))
 
 
-def _env(plugins: str, **extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "PORTFOLIO_PLUGINS")}
-    env["PYTHONPATH"] = os.pathsep.join([str(HOSTILE), env.get("PYTHONPATH", "")])
-    env["PORTFOLIO_PLUGINS"] = plugins
-    env.update(extra)
-    return env
-
-
-def _exe(name: str) -> str:
-    return str(Path(sys.executable).with_name(name))
-
-
-def _run(args: list, env: dict, timeout: float = 90) -> tuple[subprocess.CompletedProcess, float]:
-    t0 = time.monotonic()
-    proc = subprocess.run([str(a) for a in args], capture_output=True, text=True, env=env,
-                          stdin=subprocess.DEVNULL, timeout=timeout)
-    return proc, time.monotonic() - t0
+def _hostile(cli: PortfolioCli, plugins: str, **extra: str) -> PortfolioCli:
+    """Commands with the hostile plugin modules ``plugins`` registered (none: "")."""
+    return cli.configured(plugins=plugins, path=[HOSTILE], env=extra, timeout=90)
 
 
 def _survivors(marker: str) -> list[int]:
@@ -61,20 +47,18 @@ def _survivors(marker: str) -> list[int]:
 
 # ------------------------------------------------------------------------------------------ 1: stdout
 @pytest.mark.slow
-def test_backend_output_never_reaches_stdout():
-    env = _env("hostile_print")
-    proc, _ = _run([_exe("portfolio"), "solve", "-b", "printer,minusage", "-t", "8", "-q",
-                    "--no-exhaustive"], env)
+def test_backend_output_never_reaches_stdout(portfolio_cli):
+    cli = _hostile(portfolio_cli, "hostile_print")
+    proc = cli.run("solve", "-b", "printer,minusage", "-t", "8", "-q", "--no-exhaustive")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("\n") == 1 and "LEAK" not in proc.stdout, proc.stdout
     plan = json.loads(proc.stdout)
     assert len(plan) == 8
     assert "LEAK from print" in proc.stderr and "LEAK from fd 1" in proc.stderr  # shown, not lost
     assert "LEAK from a child" in proc.stderr and "LEAK from prepare" in proc.stderr
-    proc, _ = _run([_exe("portfolio"), "solve", "-b", "printer", "-t", "8", "-q", "--json",
-                    "--no-exhaustive"], env)
+    proc = cli.run("solve", "-b", "printer", "-t", "8", "-q", "--json", "--no-exhaustive")
     assert json.loads(proc.stdout)["winner"] == "printer"  # the whole stdout is one JSON document
-    proc, _ = _run([_exe("iopddl"), bundled_example_path(), "8", "--no-exhaustive"], env)
+    proc = cli.iopddl(bundled_example_path(), "8", "--no-exhaustive")
     assert proc.returncode == 0 and "LEAK" not in proc.stdout
     assert len(json.loads(proc.stdout.strip().splitlines()[-1])) == 8
 
@@ -82,15 +66,14 @@ def test_backend_output_never_reaches_stdout():
 # ------------------------------------------------------------------------------------------ 2: children
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", ["spawn-leave", "spawn-hang", "spawn-crash"])
-def test_programs_a_backend_starts_end_with_the_run(backend):
+def test_programs_a_backend_starts_end_with_the_run(backend, portfolio_cli):
     marker = f"hostile-{uuid.uuid4().hex}"
-    env = _env("hostile_spawn", HOSTILE_MARKER=marker)
+    cli = _hostile(portfolio_cli, "hostile_spawn", HOSTILE_MARKER=marker)
     try:
-        # capture_output waits for end-of-file on stdout and stderr: a survivor holding either hangs it
-        proc, seconds = _run([_exe("portfolio"), "solve", "-b", f"{backend},minusage", "-t", "6", "-q"],
-                             env, timeout=60)
+        # output is captured up to end-of-file on stdout and stderr: a survivor holding either hangs it
+        proc = cli.run("solve", "-b", f"{backend},minusage", "-t", "6", "-q", timeout=60)
         assert proc.returncode == 0, proc.stderr
-        assert seconds < 6 + 3, seconds
+        assert proc.seconds < 6 + 3, proc.seconds
         assert len(json.loads(proc.stdout.strip().splitlines()[-1])) == 8
         time.sleep(0.5)
         assert _survivors(marker) == []
@@ -123,10 +106,10 @@ def test_in_process_run_ends_children_and_reaps_them():
 
 # ------------------------------------------------------------------------------------------ 3: memory
 @pytest.mark.slow
-def test_memory_hog_is_ended_and_the_others_go_on():
-    env = _env("hostile_memory")
-    proc, _ = _run([_exe("portfolio"), "solve", "-b", "memory-hog,localsearch", "-t", "20", "-q",
-                    "--json", "--memory-limit", "300M", "--no-exhaustive"], env)
+def test_memory_hog_is_ended_and_the_others_go_on(portfolio_cli):
+    proc = _hostile(portfolio_cli, "hostile_memory").run(
+        "solve", "-b", "memory-hog,localsearch", "-t", "20", "-q", "--json", "--memory-limit",
+        "300M", "--no-exhaustive")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     rows = {r["backend"]: r for r in doc["backends"]}
@@ -153,8 +136,8 @@ def test_memory_limit_option_and_default():
         contain.parse_size("lots")
 
 
-def test_bad_memory_limit_is_one_line():
-    proc, _ = _run([_exe("portfolio"), "solve", "--memory-limit", "lots", "-t", "5"], _env(""))
+def test_bad_memory_limit_is_one_line(portfolio_cli):
+    proc = _hostile(portfolio_cli, "").run("solve", "--memory-limit", "lots", "-t", "5")
     assert proc.returncode == 2
     lines = [line for line in proc.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "--memory-limit" in lines[0]
@@ -229,8 +212,7 @@ def test_float_plans_follow_one_rule():
     ("solve", signal.SIGTERM, 143),
     ("iopddl", signal.SIGTERM, 143),
 ])
-def test_signal_prints_the_best_plan_at_once(command, sig, code, tmp_path):
-    env = _env("")
+def test_signal_prints_the_best_plan_at_once(command, sig, code, tmp_path, portfolio_cli):
     instance = bundled_example_path()
     if command == "iopddl":
         # iopddl has no --no-early-stop and the default portfolio proves the example optimal in
@@ -240,11 +222,10 @@ def test_signal_prints_the_best_plan_at_once(command, sig, code, tmp_path):
 
         instance = tmp_path / "generated.json"
         write_problem(generate_problem(3000, 8, seed=4), instance)
-    args = ([_exe("portfolio"), "solve", instance, "-b", "minusage,localsearch",
-             "-t", "60", "-q", "--no-early-stop"] if command == "solve"
-            else [_exe("iopddl"), instance, "60"])
-    proc = subprocess.Popen([str(a) for a in args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env, stdin=subprocess.DEVNULL)
+    args = (["solve", instance, "-b", "minusage,localsearch", "-t", "60", "-q", "--no-early-stop"]
+            if command == "solve" else [instance, "60"])
+    proc = _hostile(portfolio_cli, "").popen(*args, program="portfolio" if command == "solve"
+                                             else "iopddl")
     try:
         time.sleep(8)
         assert proc.poll() is None, proc.communicate()

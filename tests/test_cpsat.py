@@ -10,21 +10,20 @@ import sys
 import time
 
 import numpy as np
+import ortools  # noqa: F401  -- a hard dependency: a broken install fails here, never skips
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-pytest.importorskip("ortools")
-
-from portfolio.backend import NullReporter, Status  # noqa: E402
-from portfolio.evaluate import evaluate  # noqa: E402
-from portfolio.exact import ModelSize, solve_with_engine  # noqa: E402
-from portfolio.generate import generate_problem  # noqa: E402
-from portfolio.exact.lns import LnsParams, build_window, run_lns  # noqa: E402
-from portfolio.presolve import presolve  # noqa: E402
-from portfolio.problem import Problem  # noqa: E402
-from portfolio_plugins import cpsat  # noqa: E402
-from tiny import assert_exact, brute, make_problem, optimum, scaled_costs, tiny  # noqa: E402
+from portfolio.backend import NullReporter, Status
+from portfolio.evaluate import evaluate
+from portfolio.exact import ModelSize, solve_with_engine
+from portfolio.generate import generate_problem
+from portfolio.exact.lns import LnsParams, build_window, run_lns
+from portfolio.presolve import presolve
+from portfolio.problem import Problem
+from portfolio_plugins import cpsat
+from tiny import assert_exact, brute, make_problem, optimum, scaled_costs, tiny
 
 EXACT = settings(max_examples=60, deadline=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -225,16 +224,15 @@ def test_contest_sized_instances_exceed_the_default_budget():
     assert not cpsat.CpSatEngine().estimate(problem).within(cpsat.BUDGET)
 
 
-def test_cli_cpsat_solves_the_bundled_example_optimally(bundled_example):
+def test_cli_cpsat_solves_the_bundled_example_optimally(bundled_example, portfolio_cli):
     """End to end through the runner, on the original (unpresolved) example."""
     import json
 
-    from conftest import run_script
     from portfolio.io import load_problem
 
     best = optimum(load_problem(bundled_example))
-    out = run_script("portfolio", "solve", bundled_example, "--backends", "cpsat", "--no-presolve",
-                     "-t", "30", "--json", "-q", "--no-exhaustive", timeout=60)
+    out = portfolio_cli.run("solve", bundled_example, "--backends", "cpsat", "--no-presolve",
+                            "-t", "30", "--json", "-q", "--no-exhaustive", timeout=60)
     assert out.returncode == 0, out.stderr[-2000:]
     doc = json.loads(out.stdout)
     assert doc["cost"] == best
@@ -243,25 +241,21 @@ def test_cli_cpsat_solves_the_bundled_example_optimally(bundled_example):
 
 
 def test_backends_lists_cpsat_unavailable_with_the_install_command_when_ortools_is_missing(
-        tmp_path, monkeypatch):
+        tmp_path, portfolio_cli):
     """A missing ortools shows in `portfolio backends` with the extra that installs it, verbatim
     (the table once swallowed "[cpsat]" as rich markup)."""
     import json
-    import os
     import re
-
-    from conftest import run_script
 
     blocker = tmp_path / "ortools"
     blocker.mkdir()
     (blocker / "__init__.py").write_text("raise ImportError('ortools blocked for this test')\n")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path),
-                                                      os.environ.get("PYTHONPATH", "")]))
-    doc = json.loads(run_script("portfolio", "backends", "--json").stdout)
+    blocked = portfolio_cli.configured(path=[tmp_path])
+    doc = json.loads(blocked.run("backends", "--json").stdout)
     row = [b for b in doc["backends"] if b["name"] == "cpsat"][0]
     assert row["available"] is False
     assert "ortools is not installed" in row["reason"] and "pip install 'ortools" in row["reason"]
-    table = run_script("portfolio", "backends")
+    table = blocked.run("backends")
     assert table.returncode == 0, table.stderr
     flat = re.sub(r"[\s│┃|]", "", table.stdout + table.stderr)
     assert "pipinstall'ortools>=9.10'" in flat

@@ -9,18 +9,14 @@ depend on how far the built-in backends have come.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
 import det_backends as db
-from conftest import REPO, bundled_example_path
+from conftest import TESTS, bundled_example_path
 from portfolio.api import choose_backends, solve
 from portfolio.cli import _iopddl, cli
 from portfolio.errors import ProblemError
@@ -30,9 +26,9 @@ from portfolio.io import load_problem, write_problem
 from portfolio.options import RunOptions
 from portfolio.runner import run_portfolio
 from portfolio.runner.result import plan_hash
+from portfolio.testing import PortfolioCli, cpu_hog
 from tiny import make_problem
 
-TESTS = REPO / "tests"
 SEARCHES = "det-block,det-edge,det-node"
 
 
@@ -55,18 +51,6 @@ def mid():
     return generate_problem(2000, seed=3)
 
 
-class _Hog:
-    """A process that keeps one core busy while the block runs."""
-
-    def __enter__(self):
-        self.proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-        return self
-
-    def __exit__(self, *exc):
-        self.proc.kill()
-        self.proc.wait()
-
-
 # ------------------------------------------------------------------------------ the same plan
 @pytest.mark.parametrize("instance, work, presolve", [("small", 24_000, False),
                                                       ("mid", 45_000, True)])
@@ -74,7 +58,7 @@ def test_the_same_plan_with_one_or_two_workers_idle_or_loaded(instance, work, pr
     problem = request.getfixturevalue(instance)
     results = [_run(problem, _searches(), work, workers=1, presolve=presolve),
                _run(problem, _searches(), work, workers=2, presolve=presolve)]
-    with _Hog():
+    with cpu_hog():
         results.append(_run(problem, _searches(), work, workers=2, presolve=presolve))
     hashes = {r.plan_hash for r in results}
     assert len(hashes) == 1, [(r.cost, r.plan_hash) for r in results]
@@ -201,22 +185,18 @@ def test_a_cluster_solve_is_refused_in_deterministic_mode():
                                   "(dask_scheduler, dask_workers); run it on one machine")
 
 
-def _env() -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    env["PYTHONPATH"] = os.pathsep.join([str(TESTS), env.get("PYTHONPATH", "")])
-    env["PORTFOLIO_PLUGINS"] = "det_backends"
-    return env
+def _det(cli: PortfolioCli) -> PortfolioCli:
+    """Commands with the deterministic test backends (tests/det_backends.py) registered."""
+    return cli.configured(plugins="det_backends", path=[TESTS], timeout=60)
 
 
-def test_the_cli_gives_the_same_plan_and_says_its_hash(small, tmp_path):
+def test_the_cli_gives_the_same_plan_and_says_its_hash(small, tmp_path, portfolio_cli):
     path = tmp_path / "small.json"
     write_problem(small, path)
-    exe = str(Path(sys.executable).with_name("portfolio"))
     docs = []
     for workers in ("1", "2"):
-        proc = subprocess.run([exe, "solve", str(path), "--work", "24000", "-b", SEARCHES, "-w",
-                               workers, "--json"], capture_output=True, text=True, env=_env(),
-                              timeout=60, stdin=subprocess.DEVNULL)
+        proc = _det(portfolio_cli).run("solve", path, "--work", "24000", "-b", SEARCHES, "-w",
+                                       workers, "--json")
         assert proc.returncode == 0, proc.stderr
         doc = json.loads(proc.stdout)
         assert doc["deterministic"]["complete"] and doc["deterministic"]["work"] == 24_000
@@ -228,13 +208,12 @@ def test_the_cli_gives_the_same_plan_and_says_its_hash(small, tmp_path):
     assert direct.plan_hash == docs[0]["plan_hash"]
 
 
-def test_the_cli_says_when_the_answer_is_not_the_deterministic_one(small, tmp_path):
+def test_the_cli_says_when_the_answer_is_not_the_deterministic_one(small, tmp_path,
+                                                                   portfolio_cli):
     path = tmp_path / "small.json"
     write_problem(small, path)
-    exe = str(Path(sys.executable).with_name("portfolio"))
-    proc = subprocess.run([exe, "solve", str(path), "--work", "14000", "-b",
-                           "det-node,det-sleeps", "-t", "4", "-q"], capture_output=True, text=True,
-                          env=_env(), timeout=60, stdin=subprocess.DEVNULL)
+    proc = _det(portfolio_cli).run("solve", path, "--work", "14000", "-b", "det-node,det-sleeps",
+                                   "-t", "4", "-q")
     assert proc.returncode == 0, proc.stderr
     assert ("warning: not the deterministic answer: wall-clock limit fired at exchange point 2"
             in proc.stderr)

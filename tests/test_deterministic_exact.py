@@ -7,25 +7,22 @@ same plan, bound and exchange points, also with a CPU hog on the other core.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
-from contextlib import contextmanager
 from typing import Optional
 
 import numpy as np
+import ortools  # noqa: F401  -- hard dependencies: a broken install fails here, never skips
+import pysat  # noqa: F401
 import pytest
 
-pytest.importorskip("ortools")
-pytest.importorskip("pysat")
-
-from portfolio.backend import NullReporter, Status, declared  # noqa: E402
-from portfolio.evaluate import evaluate  # noqa: E402
-from portfolio.exact import ModelSize, WorkLimit, WorkMeter, solve_with_engine  # noqa: E402
-from portfolio.exact.lns import MIN_WINDOW_UNITS, LnsParams  # noqa: E402
-from portfolio.generate import generate_problem  # noqa: E402
-from portfolio.work import CountingWork  # noqa: E402
-from portfolio_plugins import cpsat, maxsat  # noqa: E402
+from portfolio.backend import NullReporter, Status, declared
+from portfolio.evaluate import evaluate
+from portfolio.exact import ModelSize, WorkLimit, WorkMeter, solve_with_engine
+from portfolio.exact.lns import MIN_WINDOW_UNITS, LnsParams
+from portfolio.generate import generate_problem
+from portfolio.testing import cpu_hog
+from portfolio.work import CountingWork
+from portfolio_plugins import cpsat, maxsat
 
 ENGINES = {"cpsat": cpsat.CpSatEngine, "maxsat": maxsat.MaxSatEngine}
 SMALL_BUDGET = {"cpsat": {"budget": ModelSize(500, 500, 3000)},
@@ -68,18 +65,6 @@ class Requested(CountingWork):
             self.calls_after_false += 1
         self.requested += units
         return super().spend(units)
-
-
-@contextmanager
-def cpu_hog():
-    """A process spinning on a core for the duration (this machine has two)."""
-    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    try:
-        time.sleep(0.2)
-        yield
-    finally:
-        hog.kill()
-        hog.wait()
 
 
 def run(name: str, problem, total: int, lns_mode: bool = False, warm_start=None,

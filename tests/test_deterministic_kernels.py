@@ -9,11 +9,8 @@ Each backend's ``solve`` is called in-process with a :class:`CountingWork` that 
 from __future__ import annotations
 
 import dataclasses
-import subprocess
-import sys
 import time
-from contextlib import contextmanager
-from typing import Iterator, Optional
+from typing import Optional
 
 import numpy as np
 import pytest
@@ -23,6 +20,7 @@ from portfolio.evaluate import evaluate
 from portfolio.generate import generate_problem
 from portfolio.io import load_problem
 from portfolio.problem import Capacity, Problem
+from portfolio.testing import cpu_hog
 from portfolio.work import CountingWork
 from portfolio_plugins.bound import BoundBackend
 from portfolio_plugins.greedy import GreedyBackend
@@ -98,18 +96,6 @@ def solve(name: str, problem: Problem, seed: int, total: int, exchange: int = 10
     rep = Runner(total, exchange, **runner)
     result = BACKENDS[name]().solve(problem, time.time() + FAR, seed, warm, rep)
     return result, rep
-
-
-@contextmanager
-def cpu_hog() -> Iterator[None]:
-    """A process spinning on a core for the duration (the other core of a two-core machine)."""
-    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    try:
-        time.sleep(0.2)
-        yield
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 class RacingClock:

@@ -5,10 +5,7 @@ solution, in deterministic and in timed mode."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
-from contextlib import contextmanager
 from functools import lru_cache
 
 import numpy as np
@@ -18,6 +15,7 @@ from portfolio.backend import NullReporter, Status
 from portfolio.evaluate import evaluate
 from portfolio.generate import generate_problem
 from portfolio.toulbar2 import search
+from portfolio.testing import cpu_hog
 from portfolio.work import CountingWork
 from portfolio_plugins import toulbar2
 
@@ -58,18 +56,6 @@ class Sharing(NullReporter):
     def best(self):
         self.reads += 1
         return self.shared
-
-
-@contextmanager
-def cpu_hog():
-    """A process spinning on the other core for the duration."""
-    proc = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-    try:
-        time.sleep(0.2)
-        yield
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def run(problem, total: int, exchange: int, warm=None, on_exchange=None, seed: int = 0):

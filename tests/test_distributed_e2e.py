@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import bench_path
+from conftest import bench_path, extra
 from dask_procs import (DaskCluster, run_command, shard_processes, start_dask, verified_cost,
                         wait_until)
 
-pytest.importorskip("distributed")
+extra("distributed")   # a test extra: skipped without it, failed under CI
 
 LIMIT = 8.0
 ON_TIME = 0.5

@@ -18,13 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import bench_path, bundled_example_path
+from conftest import bench_path, bundled_example_path, extra
 from portfolio.problem import Problem
 from dask_procs import (shards_under, MARK_ENV, Timed, alive, closed_port,
                         finish_command, marked_env, marked_processes, new_mark, run_command,
                         shard_processes, start_command, start_dask, verified_cost, wait_until)
 
-pytest.importorskip("distributed")
+extra("distributed")   # a test extra: skipped without it, failed under CI
 
 ON_TIME = 0.5
 """Seconds a command may take past its time limit, seen from outside (process start included)."""

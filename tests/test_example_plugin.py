@@ -8,7 +8,6 @@ the plugin's entry point just as it would in site-packages.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -16,29 +15,23 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, bundled_example_path, reference_cost
+from conftest import REPO, bundled_example_path, reference_cost, skip_or_fail
 from portfolio.evaluate import evaluate
 from portfolio.io import load_problem
 from portfolio.registry import Registry
 from portfolio.options import RunOptions
 from portfolio.runner import run_portfolio
+from portfolio.testing import PortfolioCli
 
 PLUGIN = REPO / "plugins" / "example-plugin"
 OPTIMUM = 305  # of the bundled example
 
 
-def _env(pythonpath: Path | None, **extra: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "PORTFOLIO_PLUGINS")}
-    if pythonpath is not None:
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(pythonpath), env.get("PYTHONPATH")]))
-    env.update(extra)
-    return env
-
-
-def _portfolio(*args: str | Path, env: dict, timeout: float = 60) -> subprocess.CompletedProcess:
-    exe = Path(sys.executable).with_name("portfolio")
-    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True, env=env,
-                          stdin=subprocess.DEVNULL, timeout=timeout)
+def _plugin(cli: PortfolioCli, folder: Path, named: bool = True, **extra: str) -> PortfolioCli:
+    """Commands importing from ``folder`` (the plugin's source, or a pip target), with the plugin
+    registered through ``PORTFOLIO_PLUGINS`` when ``named`` (else through its entry point)."""
+    return cli.configured(path=[folder], plugins="portfolio_example_plugin" if named else None,
+                          env=extra, timeout=60)
 
 
 def _backend_rows(proc: subprocess.CompletedProcess) -> dict:
@@ -60,9 +53,8 @@ def test_backend_wins_a_portfolio_run_in_process(monkeypatch):
                           result.solution.tolist()) == OPTIMUM
 
 
-def test_listed_when_named_in_portfolio_plugins_without_installing():
-    env = _env(PLUGIN, PORTFOLIO_PLUGINS="portfolio_example_plugin")
-    rows = _backend_rows(_portfolio("backends", "--json", env=env))
+def test_listed_when_named_in_portfolio_plugins_without_installing(portfolio_cli):
+    rows = _backend_rows(_plugin(portfolio_cli, PLUGIN).run("backends", "--json"))
     assert rows["example"]["available"] is True
     assert {"anytime", "warm_start", "reduced"} <= set(rows["example"]["capabilities"])
 
@@ -70,13 +62,14 @@ def test_listed_when_named_in_portfolio_plugins_without_installing():
 def test_the_plugins_own_tests_pass():
     # As its README says: `python -m pytest` in the plugin's folder, no install (its pyproject sets
     # pytest's pythonpath).
+    env = PortfolioCli().environment()   # this environment, no terminal size, no plugin named
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "."],
-                          cwd=PLUGIN, capture_output=True, text=True, timeout=120, env=_env(None))
+                          cwd=PLUGIN, capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 @pytest.mark.slow
-def test_installed_package_is_listed_and_solves(tmp_path):
+def test_installed_package_is_listed_and_solves(tmp_path, portfolio_cli):
     # Build from a copy: an in-tree build would leave build/ and *.egg-info in the repository.
     src = shutil.copytree(PLUGIN, tmp_path / "src", ignore=shutil.ignore_patterns(
         "build", "*.egg-info", "__pycache__", ".pytest_cache"))
@@ -85,41 +78,42 @@ def test_installed_package_is_listed_and_solves(tmp_path):
                           "--disable-pip-version-check", "--target", str(target), str(src)],
                          capture_output=True, text=True, timeout=300)
     if pip.returncode != 0 and "No matching distribution found for setuptools" in pip.stderr:
-        pytest.skip("pip cannot fetch setuptools for the isolated build (offline?)")
+        skip_or_fail("pip cannot fetch setuptools for the isolated build (offline?)",
+                     "pip must reach an index")
     assert pip.returncode == 0, pip.stdout + pip.stderr
-    env = _env(target)
+    cli = _plugin(portfolio_cli, target, named=False)
 
-    rows = _backend_rows(_portfolio("backends", "--json", env=env))
+    rows = _backend_rows(cli.run("backends", "--json"))
     assert rows["example"]["package"] == "portfolio-example-plugin"
     assert rows["example"]["version"] == "0.1.0" and rows["example"]["available"] is True
 
     out = tmp_path / "result.json"
-    proc = _portfolio("solve", "--backends", "example", "-t", "3", "--json", "-q", "-o", out,
-                       "--no-exhaustive", env=env)
+    proc = cli.run("solve", "--backends", "example", "-t", "3", "--json", "-q", "-o", out,
+                   "--no-exhaustive")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["winner"] == "example" and doc["feasible"] is True
     assert [r["status"] for r in doc["backends"]] == ["feasible"]
 
-    check = _portfolio("evaluate", bundled_example_path(), out, "--json", env=env)
+    check = cli.run("evaluate", bundled_example_path(), out, "--json")
     assert check.returncode == 0, check.stderr
     ev = json.loads(check.stdout)
     assert ev["feasible"] is True and ev["cost"] == doc["cost"]
     assert evaluate(load_problem(bundled_example_path()), doc["solution"]).cost == doc["cost"]
 
 
-def test_the_guides_smoke_test_runs_the_plugin():
+def test_the_guides_smoke_test_runs_the_plugin(portfolio_cli):
     # docs/plugins.md, section 1: on the bundled example the runner would settle the 8 nodes by
     # scoring every plan; --no-exhaustive makes the example backend run, and its row says so.
-    env = _env(PLUGIN, PORTFOLIO_PLUGINS="portfolio_example_plugin", COLUMNS="160")
-    proc = _portfolio("solve", "--backends", "example", "-t", "3", "--no-exhaustive", env=env)
+    cli = _plugin(portfolio_cli, PLUGIN, COLUMNS="160")
+    proc = cli.run("solve", "--backends", "example", "-t", "3", "--no-exhaustive")
     assert proc.returncode == 0, proc.stderr
     row = next(line for line in proc.stderr.splitlines() if "example" in line and "rounds" in line)
     assert "feasible" in row, proc.stderr
     assert "by example" in proc.stderr
     assert f"{OPTIMUM}" in proc.stderr
 
-    settled = _portfolio("solve", "--backends", "example", "-t", "3", env=env)
+    settled = cli.run("solve", "--backends", "example", "-t", "3")
     assert settled.returncode == 0, settled.stderr
     assert "none started (example)" in settled.stderr
     assert "to run them anyway: --no-exhaustive" in settled.stderr

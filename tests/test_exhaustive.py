@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import bundled_example_path, run_script
+from conftest import bundled_example_path
 from portfolio.backend import Backend, Status
 from portfolio.evaluate import evaluate
 from portfolio.exhaustive import MAX_PLANS, enumerate_optimum, plan_count
@@ -115,7 +115,7 @@ def test_without_exhaustive_the_backends_run(example):
     assert result.runs["unwanted"].status is Status.ERROR  # it ran (and raised)
 
 
-def test_an_infeasible_tiny_instance_is_proven_so(tmp_path):
+def test_an_infeasible_tiny_instance_is_proven_so(tmp_path, portfolio_cli):
     from portfolio.io import write_problem
     from portfolio.problem import Capacity
 
@@ -126,17 +126,16 @@ def test_an_infeasible_tiny_instance_is_proven_so(tmp_path):
     assert result.infeasible_proven_by.startswith("enumeration")
     path = tmp_path / "tight.json"
     write_problem(p, path)
-    done = run_script("portfolio", "solve", path, "-t", "5")
+    done = portfolio_cli.run("solve", path, "-t", "5")
     assert done.returncode == 1 and done.stdout.strip().splitlines()[-1] == "[]"
     assert "enumeration" in done.stderr
 
 
-def test_the_cli_settles_the_example_fast():
-    done = run_script("portfolio", "solve", "--json", "-q")
+def test_the_cli_settles_the_example_fast(portfolio_cli):
+    done = portfolio_cli.run("solve", "--json", "-q")
     assert done.returncode == 0
     doc = json.loads(done.stdout)
     assert doc["cost"] == 305 and doc["winner"] == "enumeration"
     assert doc["elapsed"] < 2.0  # about 0.4 s; the speed figure itself is in docs/benchmarks.md
-    slow = run_script("portfolio", "solve", "--json", "-q", "--no-exhaustive", "-b", "minusage",
-                      "-t", "3")
+    slow = portfolio_cli.run("solve", "--json", "-q", "--no-exhaustive", "-b", "minusage", "-t", "3")
     assert json.loads(slow.stdout)["winner"] != "enumeration"

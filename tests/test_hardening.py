@@ -10,33 +10,27 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, bundled_example_path
+from conftest import REPO, bundled_example_path, skip_or_fail
 from portfolio import registry as registry_mod
 from portfolio.registry import Registry, RegistryError, parse_backend_list
+from portfolio.testing import CliResult, PortfolioCli
 
 HOSTILE = REPO / "tests" / "hostile"
 
 
-def _env(*paths: Path, plugins: str = "") -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "PORTFOLIO_PLUGINS")}
-    env["PYTHONPATH"] = os.pathsep.join([*map(str, paths), str(HOSTILE), env.get("PYTHONPATH", "")])
-    if plugins:
-        env["PORTFOLIO_PLUGINS"] = plugins
-    return env
+def _cli(*paths: Path, plugins: str = "") -> PortfolioCli:
+    """Commands that can import the hostile modules (``paths`` first), ``plugins`` registered."""
+    return PortfolioCli(plugins=plugins or None, path=[*paths, HOSTILE], timeout=90)
 
 
-def portfolio(*args: str | Path, env: dict | None = None, timeout: float = 90) -> subprocess.CompletedProcess:
-    exe = Path(sys.executable).with_name("portfolio")
-    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True,
-                          env=env if env is not None else _env(), stdin=subprocess.DEVNULL,
-                          timeout=timeout)
+def portfolio(*args: str | Path, cli: PortfolioCli | None = None,
+              timeout: float = 90) -> CliResult:
+    return (cli or _cli()).run(*args, timeout=timeout)
 
 
 def error_lines(stderr: str) -> list[str]:
@@ -71,7 +65,7 @@ def test_two_distributions_same_entry_point_name_both_listed(tmp_path):
     fake_distribution(tmp_path, "evil-b", {"impostor": "hostile_impostor"})
     fake_distribution(tmp_path, "evil-a", {"impostor": "hostile_junk"})
     fake_distribution(tmp_path, "evil-c", {"thief": "hostile_impostor"})
-    proc = portfolio("backends", "--json", env=_env(tmp_path))
+    proc = portfolio("backends", "--json", cli=_cli(tmp_path))
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     rows = {row["name"]: row for row in doc["backends"]}
@@ -83,19 +77,19 @@ def test_two_distributions_same_entry_point_name_both_listed(tmp_path):
     clash = [w for w in doc["warnings"] if "'greedy' is claimed by" in w]
     assert len(clash) == 1 and "iopddl-portfolio" in clash[0] and "evil-b" in clash[0]
     assert rows["evil-b:greedy"]["clash"] == rows["greedy"]["clash"] != ""
-    table = portfolio("backends", env=_env(tmp_path))
+    table = portfolio("backends", cli=_cli(tmp_path))
     assert table.returncode == 0 and "evil-b:greedy" in table.stdout + table.stderr
     assert "claimed by iopddl-portfolio and evil-b" in table.stderr
 
 
 def test_qualified_name_picks_the_impostor_in_solve():
-    env = _env(plugins="hostile_impostor")
+    cli = _cli(plugins="hostile_impostor")
     proc = portfolio("solve", "-b", "hostile_impostor:greedy", "-t", "8", "--json", "-q",
-                     "--no-exhaustive", env=env)
+                     "--no-exhaustive", cli=cli)
     assert proc.returncode == 0, proc.stderr
     rows = {r["backend"]: r for r in json.loads(proc.stdout)["backends"]}
     assert list(rows) == ["hostile_impostor:greedy"] and rows["hostile_impostor:greedy"]["note"] == "impostor"
-    proc = portfolio("solve", "-b", "greedy", "-t", "8", "--json", "-q", "--no-exhaustive", env=env)
+    proc = portfolio("solve", "-b", "greedy", "-t", "8", "--json", "-q", "--no-exhaustive", cli=cli)
     rows = {r["backend"]: r for r in json.loads(proc.stdout)["backends"]}
     assert list(rows) == ["greedy"] and rows["greedy"]["note"] != "impostor"
 
@@ -138,16 +132,16 @@ def test_available_that_hangs_is_cut_off(monkeypatch):
 
 @pytest.mark.slow
 def test_backends_and_solve_stay_on_time_with_hostile_available():
-    env = _env(plugins="hostile_available,hostile_junk,hostile_hook_raises")
+    cli = _cli(plugins="hostile_available,hostile_junk,hostile_hook_raises")
     t0 = time.monotonic()
-    proc = portfolio("backends", "--json", env=env, timeout=60)
+    proc = portfolio("backends", "--json", cli=cli, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert time.monotonic() - t0 < registry_mod.AVAILABLE_TIMEOUT + 15
     rows = {row["name"]: row for row in json.loads(proc.stdout)["backends"]}
     assert rows["avail-hangs"]["available"] is False and "did not answer" in rows["avail-hangs"]["reason"]
     assert rows["greedy"]["available"] is True
     t0 = time.monotonic()
-    proc = portfolio("solve", "-t", "6", "-q", env=env, timeout=60)
+    proc = portfolio("solve", "-t", "6", "-q", cli=cli, timeout=60)
     elapsed = time.monotonic() - t0
     assert proc.returncode == 0, proc.stderr
     assert elapsed < 6 + 1.5, elapsed
@@ -221,8 +215,9 @@ def test_bad_output_path_is_refused_before_solving(tmp_path, make_target, expect
     assert line.startswith("error:") and expected in line and str(target) in line
 
 
-@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full to make a write fail")
 def test_failed_write_still_prints_the_plan():
+    if not os.path.exists("/dev/full"):
+        skip_or_fail("needs /dev/full to make a write fail", "/dev/full must exist")
     proc = portfolio("solve", "-t", "8", "-q", "-b", "minusage", "--force", "-o", "/dev/full")
     assert proc.returncode == 2
     plan = json.loads(proc.stdout.splitlines()[-1])
@@ -241,8 +236,7 @@ def test_deeply_nested_json_is_one_line_exit_2(tmp_path, text, command):
     deep = tmp_path / "deep.json"
     deep.write_text(text)
     if command == "iopddl":
-        proc = subprocess.run([str(Path(sys.executable).with_name("iopddl")), str(deep), "5"],
-                              capture_output=True, text=True, env=_env(), timeout=60)
+        proc = _cli().iopddl(deep, "5", timeout=60)
     elif command == "evaluate":  # the deep file as the solution
         proc = portfolio("evaluate", bundled_example_path(), deep)
     else:
@@ -457,8 +451,7 @@ def test_usage_errors_are_one_line(args, expected):
 
 
 def test_iopddl_usage_error_is_one_line():
-    proc = subprocess.run([str(Path(sys.executable).with_name("iopddl")), "x"], capture_output=True,
-                          text=True, env=_env(), timeout=60)
+    proc = _cli().iopddl("x", timeout=60)
     assert proc.returncode == 2
     (line,) = error_lines(proc.stderr)
     assert "Missing argument 'TIMEOUT'" in line

@@ -11,21 +11,20 @@ import sys
 import time
 
 import numpy as np
+import pysat  # noqa: F401  -- a hard dependency: a broken install fails here, never skips
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-pytest.importorskip("pysat")
+from pysat.solvers import Solver
 
-from pysat.solvers import Solver  # noqa: E402
-
-from portfolio.backend import NullReporter, Status  # noqa: E402
-from portfolio.evaluate import evaluate  # noqa: E402
-from portfolio.exact import ModelSize, solve_with_engine  # noqa: E402
-from portfolio.generate import generate_problem  # noqa: E402
-from portfolio.problem import Capacity, Problem  # noqa: E402
-from portfolio_plugins import maxsat, maxsat_encoding  # noqa: E402
-from tiny import assert_exact, brute, make_problem, optimum, scaled_costs, tiny  # noqa: E402
+from portfolio.backend import NullReporter, Status
+from portfolio.evaluate import evaluate
+from portfolio.exact import ModelSize, solve_with_engine
+from portfolio.generate import generate_problem
+from portfolio.problem import Capacity, Problem
+from portfolio_plugins import maxsat, maxsat_encoding
+from tiny import assert_exact, brute, make_problem, optimum, scaled_costs, tiny
 
 EXACT = settings(max_examples=60, deadline=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -262,8 +261,8 @@ def test_missing_pysat_makes_the_backend_unavailable(monkeypatch):
 @EXACT
 @given(problem=tiny(general=True))
 def test_agrees_with_cpsat(problem):
-    cpsat = pytest.importorskip("portfolio_plugins.cpsat")
-    pytest.importorskip("ortools")
+    from portfolio_plugins import cpsat
+
     mine, _ = solve(problem)
     theirs = cpsat.CpSatEngine().solve(problem, 20, None, 1, 0, lambda plan: None)
     assert mine.status == theirs.status

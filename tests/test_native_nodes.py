@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from conftest import run_script, write_json
+from conftest import write_json
 from tiny import F, make_problem
 from xla_reference import to_message
 
@@ -82,9 +82,9 @@ def test_the_follower_request_is_explained_in_its_own_numbering_api(tmp_path):
     _check_follower_document(result.memory)
 
 
-def test_the_follower_request_is_explained_in_its_own_numbering_cli(tmp_path):
+def test_the_follower_request_is_explained_in_its_own_numbering_cli(tmp_path, portfolio_cli):
     path = _request(tmp_path)
-    proc = run_script("portfolio", "solve", path, "-t", "10", "--json", cwd=tmp_path)
+    proc = portfolio_cli.run("solve", path, "-t", "10", "--json")
     assert proc.returncode == 1, proc.stderr
     _check_follower_document(json.loads(proc.stdout)["memory"])
     assert "3 (big): 100" in proc.stderr.replace("\n", " ")

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, fresh_checkout
+from conftest import REPO, fresh_checkout, skip_or_fail
 
 NOBODY = 65534
 
@@ -48,7 +48,8 @@ def _as_user(home: Path) -> tuple[list[str], dict]:
 @pytest.mark.slow
 def test_the_wheel_installs_and_runs_from_a_read_only_site(tmp_path):
     if os.geteuid() == 0 and subprocess.run(["which", "setpriv"], capture_output=True).returncode:
-        pytest.skip("running as root without setpriv: no way to make site-packages read-only")
+        skip_or_fail("running as root without setpriv: no way to make site-packages read-only",
+                     "setpriv must be installed")
     repo = fresh_checkout(tmp_path)
     dist = tmp_path / "dist"
     subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(repo)],

@@ -10,6 +10,7 @@ a reader looks at the writer slots only and refuses files the key cannot need (a
 from __future__ import annotations
 
 import os
+import re
 import sys
 import threading
 import time
@@ -422,5 +423,27 @@ def test_bound_and_toulbar2_share_prices_and_end_on_time(monkeypatch):
     board = next(b for b in seen if b is not None)
     assert not os.path.exists(board.directory)        # the runner deleted it
     notes = {name: run.note for name, run in result.runs.items()}
-    assert "shared prices: out " in notes["bound"], notes
-    assert "shared_prices=out " in notes["toulbar2"], notes
+    bound = _sharing(notes["bound"], "shared prices: ")
+    tb2 = _sharing(notes["toulbar2"], "shared_prices=")
+    # prices went from one backend to the other: something published, something adopted
+    assert bound["out"] + tb2["out"] >= 1 and bound["in"] + tb2["in"] >= 1, notes
+    for mine, theirs, publisher in ((bound, tb2, "toulbar2"), (tb2, bound, "bound")):
+        if mine["in"]:   # adopted from the other one, no more than the other published
+            assert mine["from"] == publisher and theirs["out"] >= 1, notes
+            assert mine["adopted"] <= theirs["published"], notes
+
+
+_SUMMARY = re.compile(r"out (\d+)x(?: \((-?\d+)\))?, in (\d+)x"
+                      r"(?: from [\d.]+ s \(([^,]+), (-?\d+)\))?")
+
+
+def _sharing(note: str, marker: str) -> dict:
+    """A backend's ``PriceLink.summary`` read back from its note (after ``marker``): the
+    publications and adoptions it counted, the best bound published, the first adoption's
+    publisher and the best bound adopted."""
+    assert marker in note, note
+    found = _SUMMARY.match(note.split(marker, 1)[1])
+    assert found, note
+    out, published, taken, source, adopted = found.groups()
+    return {"out": int(out), "published": None if published is None else int(published),
+            "in": int(taken), "from": source, "adopted": None if adopted is None else int(adopted)}

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import extra
 from portfolio.cli import cli
 from portfolio.data import contest
 from portfolio.report import ReportError, build, contest_points, render_csv, render_markdown, to_json
@@ -210,7 +211,7 @@ def test_missing_run_folder_is_a_one_line_error(tmp_path):
 
 # ------------------------------------------------------------------------------------------ plots
 def test_plot_writes_png_and_svg(two_configs):
-    pytest.importorskip("matplotlib")
+    extra("matplotlib")
     res = invoke("report", two_configs, "--plot", "--format", "markdown")
     assert res.exit_code == 0, res.output
     plots = two_configs / "plots"

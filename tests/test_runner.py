@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,6 +16,7 @@ from portfolio.io import load_problem
 from portfolio.registry import Registry, RegistryError
 from portfolio.options import RunOptions
 from portfolio.runner import deadline_plan, run_portfolio
+from portfolio.testing import CliResult, PortfolioCli
 
 TESTS = Path(__file__).resolve().parent
 OPTIMUM = 305  # of the bundled example, by brute force (see test_evaluate)
@@ -173,11 +171,9 @@ def test_registry_skips_test_backends_by_default():
     assert [b.name for b in registry.select(["raises"])] == ["raises"]
 
 
-def _cli(args: list[str], timeout: float = 60) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PORTFOLIO_PLUGINS="faulty_backends",
-               PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
-    exe = Path(sys.executable).with_name("portfolio")
-    return subprocess.run([str(exe), *args], capture_output=True, text=True, env=env, timeout=timeout)
+def _cli(args: list[str], timeout: float = 60) -> CliResult:
+    """``portfolio *args`` with the fake backends of tests/faulty_backends.py registered."""
+    return PortfolioCli(plugins="faulty_backends", path=[TESTS]).run(*args, timeout=timeout)
 
 
 def test_cli_unknown_backend_is_a_usage_error():

@@ -1,4 +1,5 @@
-"""Tests that need ../shared/benchmarks skip where it is absent, but fail under CI (``CI=true``)."""
+"""Tests that need ../shared/benchmarks or a test extra skip where it is absent, but fail under CI
+(``CI=true``)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import shared
+from conftest import extra, shared
 
 
 def test_missing_instance_skips_on_a_developer_machine(monkeypatch, tmp_path):
@@ -28,3 +29,13 @@ def test_present_instance_is_returned(monkeypatch, tmp_path):
     path.write_text("{}")
     assert shared(path) == path
     assert isinstance(shared(Path(tmp_path)), Path)
+
+
+def test_a_missing_test_extra_skips_here_and_fails_under_ci(monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="no_such_extra_xyz is not installed"):
+        extra("no_such_extra_xyz")
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI=true: the test extras must be installed"):
+        extra("no_such_extra_xyz")
+    assert extra("json").dumps([1]) == "[1]"   # present: the module itself

@@ -233,20 +233,16 @@ def test_in_the_default_portfolio_and_selectable_alone():
     assert [b.name for b in registry.select(["toulbar2"])] == ["toulbar2"]
 
 
-def test_backends_lists_it():
-    from conftest import run_script
-
-    doc = json.loads(run_script("portfolio", "backends", "--json").stdout)
+def test_backends_lists_it(portfolio_cli):
+    doc = json.loads(portfolio_cli.run("backends", "--json").stdout)
     row = [b for b in doc["backends"] if b["name"] == "toulbar2"][0]
     assert row["available"] is True
 
 
 @pytest.mark.slow
-def test_cli_toulbar2_on_the_bundled_example(bundled_example):
-    from conftest import run_script
-
-    out = run_script("portfolio", "solve", bundled_example, "-b", "toulbar2", "-t", "6", "--json",
-                     "-q", "--no-exhaustive", timeout=60)
+def test_cli_toulbar2_on_the_bundled_example(bundled_example, portfolio_cli):
+    out = portfolio_cli.run("solve", bundled_example, "-b", "toulbar2", "-t", "6", "--json",
+                            "-q", "--no-exhaustive", timeout=60)
     assert out.returncode == 0, out.stderr[-2000:]
     doc = json.loads(out.stdout)
     assert doc["feasible"] is True and doc["cost"] >= 305
@@ -343,13 +339,13 @@ def test_a_start_plan_is_followed_and_never_makes_the_answer_worse():
 
 
 @pytest.mark.slow
-def test_ctrl_c_through_the_runner_ends_toulbar2_children_and_prints_the_best_plan(tmp_path):
+def test_ctrl_c_through_the_runner_ends_toulbar2_children_and_prints_the_best_plan(tmp_path,
+                                                                                   portfolio_cli):
     """Ctrl-C while toulbar2's forked solver child runs (runner -> worker -> toulbar2 child): the
     command prints its best verified plan at once and exits 130, and no process it started (the
     toulbar2 child included) outlives it."""
     import os
     import signal
-    import subprocess
 
     import psutil
 
@@ -359,10 +355,8 @@ def test_ctrl_c_through_the_runner_ends_toulbar2_children_and_prints_the_best_pl
     instance = tmp_path / "generated.json"
     problem = generate_problem(1500, seed=7, forbidden_fraction=0.0)
     write_problem(problem, instance)
-    exe = str(__import__("pathlib").Path(sys.executable).with_name("portfolio"))
-    proc = subprocess.Popen([exe, "solve", str(instance), "-b", "toulbar2", "-t", "60", "-q",
-                             "--no-early-stop"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, stdin=subprocess.DEVNULL, start_new_session=True)
+    proc = portfolio_cli.popen("solve", instance, "-b", "toulbar2", "-t", "60", "-q",
+                               "--no-early-stop", start_new_session=True)
     try:
         deadline, depth = time.monotonic() + 40, 0
         while time.monotonic() < deadline and depth < 3:   # wait for a toulbar2 grandchild
@@ -415,6 +409,34 @@ def test_the_exact_mode_proves_the_brute_force_optimum_through_the_backend(probl
         assert result.solution is None
     else:   # only plans with forbidden choices fit: never claimed optimal
         assert result.status != Status.OPTIMAL
+
+
+def test_an_exact_bound_above_the_incumbent_is_a_disagreement_not_a_proof(bundled_example,
+                                                                          monkeypatch):
+    """The exact mode answering "no plan costs UB or less" while the incumbent is a verified plan
+    at UB: the network and the problem disagree, so the backend notes it and claims nothing (it
+    once called the incumbent optimal on that answer)."""
+    from portfolio.io import load_problem
+    from portfolio.toulbar2 import exact
+
+    asked = []
+
+    def disagreeing(problem, seconds, seed=0, ub=None, start=None, **limits):
+        asked.append((ub, None if start is None else evaluate(problem, start).cost))
+        return {"plan": None, "cost": None, "proven": False, "infeasible": False,
+                "dual": None if ub is None else ub + 1, "timings": {}, "work": {},
+                "note": f"toulbar2 proved that no plan costs {ub} or less"}
+
+    monkeypatch.setattr(exact, "solve_exact", disagreeing)
+    problem = load_problem(bundled_example)
+    result, report, _ = run_backend(problem, 3.0)
+    (ub, start_cost), = asked   # the exact mode ran once, bounded by its verified incumbent
+    assert ub is not None and start_cost == ub
+    assert result.status is not Status.OPTIMAL, result.note
+    assert f"exact mode disagrees with the problem: its bound {ub + 1} is above the cost {ub}" \
+        in result.note
+    assert result.lower_bound is None and ub + 1 not in [b for _, b, _ in report.bounds]
+    assert evaluate(problem, result.solution).cost <= ub   # the search went on from the incumbent
 
 
 def _long_search(net, seed, seconds, ub, start=None):

@@ -9,6 +9,7 @@ import signal
 import time
 
 import numpy as np
+import pytoulbar2  # noqa: F401  -- a hard dependency: a broken install fails here, never skips
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -19,12 +20,10 @@ from portfolio.kernels.engine import prepare
 from portfolio.problem import Capacity
 from tiny import F, make_problem, tiny
 
-pytest.importorskip("pytoulbar2")
-
-from portfolio.toulbar2 import bound as tb  # noqa: E402
-from portfolio.toulbar2.scaling import ScalingError  # noqa: E402
-from portfolio_plugins.bound import BoundBackend  # noqa: E402
-from test_bounds import chain_problem, scaled, true_optimum  # noqa: E402
+from portfolio.toulbar2 import bound as tb
+from portfolio.toulbar2.scaling import ScalingError
+from portfolio_plugins.bound import BoundBackend
+from test_bounds import chain_problem, scaled, true_optimum
 
 SECONDS = 4.0   # tiny networks finish at once; this only bounds a stuck child
 

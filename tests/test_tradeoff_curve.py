@@ -8,15 +8,15 @@ the bundled example (432 plans, each budget settled by scoring them all)."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from conftest import bench_path, run_script
+from conftest import bench_path, extra
 from portfolio.cli import cli
 from portfolio.cli.tradeoff import progress_line
 from portfolio.errors import ProblemError
@@ -27,6 +27,7 @@ from portfolio.memory.storage import save_tradeoff
 from portfolio.options import RunOptions
 from portfolio.problem import Capacity
 from portfolio.report.tradeoff import GIB, curve_fields, footnotes, taken_over
+from portfolio.testing import PortfolioCli
 from tiny import make_problem
 
 K_LIMIT, K_LEAST, K_FREE = 472_141_920, 429_430_076, 6_316_275_212
@@ -244,7 +245,7 @@ def test_report_refuses_leaderboard_options_and_mixed_runs(tmp_path):
 
 
 def test_report_plot_draws_the_curve(tmp_path, monkeypatch):
-    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib = extra("matplotlib")
     monkeypatch.setitem(matplotlib.rcParams, "svg.fonttype", "none")   # texts readable in the SVG
     folder = save_tradeoff(saved_doc(), "toy.json", 0, tmp_path, "t")
     res = invoke("report", folder, "--plot")
@@ -261,7 +262,7 @@ def test_report_plot_draws_the_curve(tmp_path, monkeypatch):
 
 def test_a_curve_spanning_decades_gets_a_log_axis_and_a_panel_near_the_limit(tmp_path,
                                                                             monkeypatch):
-    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib = extra("matplotlib")
     monkeypatch.setitem(matplotlib.rcParams, "svg.fonttype", "none")
     from portfolio.report.tradeoff_plot import write_tradeoff_plot
 
@@ -277,28 +278,29 @@ def test_a_curve_spanning_decades_gets_a_log_axis_and_a_panel_near_the_limit(tmp
 
 
 # ------------------------------------------------------------------------------------------ --plot
-MISSING_MPL = ("import sys; sys.modules['matplotlib'] = None\n"
-               "from portfolio.cli import main\n"
-               "sys.argv = ['portfolio'] + sys.argv[1:]\n"
-               "main()\n")
-"""A ``portfolio`` process in which ``import matplotlib`` fails, as on the plain install."""
+def _without_matplotlib(cli: PortfolioCli, folder: Path) -> PortfolioCli:
+    """Commands in which ``import matplotlib`` fails, as on the plain install: a package of that
+    name raising ImportError, first on their path."""
+    (folder / "matplotlib").mkdir(parents=True)
+    (folder / "matplotlib" / "__init__.py").write_text("raise ImportError('no matplotlib here')\n")
+    return cli.configured(path=[folder], timeout=60)
 
 
-def test_tradeoff_plot_without_matplotlib_fails_at_once(tmp_path, bundled_example):
-    proc = subprocess.run([sys.executable, "-c", MISSING_MPL, "tradeoff", str(bundled_example),
-                           "--plot", "-t", "60", "--runs-dir", str(tmp_path)],
-                          capture_output=True, text=True, timeout=60)
+def test_tradeoff_plot_without_matplotlib_fails_at_once(tmp_path, bundled_example, portfolio_cli):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    proc = _without_matplotlib(portfolio_cli, tmp_path / "blocked").run(
+        "tradeoff", bundled_example, "--plot", "-t", "60", "--runs-dir", runs)
     assert proc.returncode == 2, proc.stderr
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: --plot needs matplotlib"), lines
     assert "pip install 'iopddl-portfolio[plot]'" in lines[0]
-    assert not any(tmp_path.iterdir())   # nothing solved, nothing saved
+    assert not any(runs.iterdir())   # nothing solved, nothing saved
 
 
-def test_report_plot_without_matplotlib_on_a_tradeoff_run(tmp_path):
+def test_report_plot_without_matplotlib_on_a_tradeoff_run(tmp_path, portfolio_cli):
     folder = save_tradeoff(saved_doc(), "toy.json", 0, tmp_path, "t")
-    proc = subprocess.run([sys.executable, "-c", MISSING_MPL, "report", str(folder), "--plot"],
-                          capture_output=True, text=True, timeout=60)
+    proc = _without_matplotlib(portfolio_cli, tmp_path / "blocked").run("report", folder, "--plot")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().startswith("error: --plot needs matplotlib")
 
@@ -314,9 +316,9 @@ def test_api_plot_without_matplotlib_raises_before_solving(tmp_path, bundled_exa
 
 
 # ------------------------------------------------------------------------------------------ CLI
-def test_cli_default_tradeoff_of_the_example(tmp_path, bundled_example):
-    res = run_script("portfolio", "tradeoff", bundled_example, "-t", "10", "--json",
-                     "--runs-dir", tmp_path, "--name", "d")
+def test_cli_default_tradeoff_of_the_example(tmp_path, bundled_example, portfolio_cli):
+    res = portfolio_cli.run("tradeoff", bundled_example, "-t", "10", "--json",
+                            "--runs-dir", tmp_path, "--name", "d")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     budgets = [r["budget"] for r in doc["rows"]]

@@ -15,7 +15,7 @@ from typing import Callable
 import pytest
 from click.testing import CliRunner
 
-from conftest import reference_cost, reference_memory, run_script, write_json
+from conftest import reference_cost, reference_memory, write_json
 from portfolio.cli import _iopddl, cli
 from portfolio.evaluate import evaluate
 from portfolio.io import (
@@ -199,12 +199,12 @@ def test_directory_gives_one_error_line(tmp_path):
 
 # ------------------------------------------------------------------------------------------ real processes
 @pytest.mark.parametrize("case_id, cmd", [("string-cost", "portfolio"), ("edge-node-out-of-range", "iopddl")])
-def test_malformed_problem_subprocess(tmp_path, bundled_doc, case_id, cmd):
+def test_malformed_problem_subprocess(tmp_path, bundled_doc, case_id, cmd, portfolio_cli):
     _, name, make, fragments = next(c for c in PROBLEM_CASES if c[0] == case_id)
     problem = tmp_path / name
     problem.write_bytes(make(bundled_doc))
     args = ["info", problem] if cmd == "portfolio" else [problem, "5"]
-    proc = run_script(cmd, *args, cwd=tmp_path)
+    proc = portfolio_cli.run(*args, program=cmd)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
     joined = " ".join(proc.stderr.split())  # rich may soft-wrap at 80 columns; see below
@@ -214,12 +214,12 @@ def test_malformed_problem_subprocess(tmp_path, bundled_doc, case_id, cmd):
     assert proc.stdout.strip() == ""
 
 
-def test_long_error_is_not_wrapped(tmp_path, bundled_doc):
+def test_long_error_is_not_wrapped(tmp_path, bundled_doc, portfolio_cli):
     deep = tmp_path / ("a-rather-long-directory-name-" * 2)
     deep.mkdir()
     problem = deep / "bad.json"
     problem.write_bytes(mutate(_set(N + ["costs", 2, 0], 1.5))(bundled_doc))
-    proc = run_script("portfolio", "info", problem, cwd=tmp_path)
+    proc = portfolio_cli.run("info", problem)
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error:") and str(problem) in lines[0], proc.stderr
@@ -353,11 +353,11 @@ def test_evaluate_exit_codes(tmp_path, example_file, bundled_doc):
     assert "Traceback" not in result.output
 
 
-def test_evaluate_subprocess_exit_codes(tmp_path, example_file, bundled_doc):
+def test_evaluate_subprocess_exit_codes(tmp_path, example_file, bundled_doc, portfolio_cli):
     bad = write_json(tmp_path / "bad.json", _max_usage_plan(bundled_doc))
     short = write_json(tmp_path / "short.json", [0, 0])
-    infeasible = run_script("portfolio", "evaluate", example_file, bad)
-    malformed = run_script("portfolio", "evaluate", example_file, short)
+    infeasible = portfolio_cli.run("evaluate", example_file, bad)
+    malformed = portfolio_cli.run("evaluate", example_file, short)
     assert (infeasible.returncode, malformed.returncode) == (1, 2)
     assert "Traceback" not in infeasible.stderr + malformed.stderr
     assert "error:" in malformed.stderr and "error:" not in infeasible.stderr

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 import json
+import math
+import time
 
 import numpy as np
 import pytest
@@ -19,7 +21,8 @@ from portfolio.options import RunOptions
 from portfolio.problem import FORBIDDEN
 from portfolio.runner import run_portfolio
 from portfolio.runner.repair import Repair, fill_open, repair_plan
-from portfolio.runner.warmstart import HINT, REPAIRED, WARM_START, report_text
+from portfolio.runner.warmstart import HINT, REPAIRED, WARM_START, report_text, take_warm_start
+from conftest import live_children
 from xla_reference import HALVES, to_message
 
 GOOD = [0, 0, 0, 2, 0, 0, 1, 1]        # the example's optimum, 305
@@ -104,6 +107,51 @@ def test_a_warm_start_that_cannot_fit_is_only_a_hint(example, monkeypatch):
     assert result.cost == 465 and result.winner == "only-worse"
     assert f"warm={OVER}" in result.runs["only-worse"].note   # handed on as a hint
     assert "kept only as the backends' starting plan" in report_text(report)
+
+
+def _greedy():
+    from portfolio_plugins.greedy import GreedyBackend
+
+    return GreedyBackend()
+
+
+def test_a_deterministic_repair_that_finishes_is_the_one_made_in_process(example):
+    """Deterministic mode repairs in a child the run's clock can end; when it finishes, the plan is
+    the one the clock-free repair makes in process, and the answer is the deterministic one."""
+    seen = []
+    result = run_portfolio(example, [_greedy()], RunOptions(
+        time_limit=30.0, deterministic=True, work=2_000, warm_start=OVER),
+        on_update=lambda runner: seen.append(runner.warm))
+    inline = take_warm_start(example, OVER, math.inf)
+    assert inline.status == REPAIRED and seen[0].status == REPAIRED
+    assert np.array_equal(seen[0].start, inline.start) and seen[0].cut is None
+    report = result.warm_start
+    assert report["repair"]["finished"] and report["repair"]["did"] == inline.repair.text()
+    assert result.deterministic["complete"], result.deterministic
+
+
+def test_a_deterministic_repair_is_ended_at_the_deadline_and_said_so(example, monkeypatch):
+    """A repair that would outlive the run (it reads no clock in this mode) is ended at the
+    backends' deadline: the run answers on time from the plan as given, and says that its answer
+    is not the deterministic one."""
+    from portfolio.runner import warmstart
+
+    monkeypatch.setattr(warmstart, "repair_plan", lambda problem, plan, seconds: time.sleep(60))
+    before = live_children()
+    limit = 3.0
+    t0 = time.monotonic()
+    result = run_portfolio(example, [_greedy()], RunOptions(
+        time_limit=limit, deterministic=True, work=2_000, warm_start=OVER, fallback=True))
+    assert time.monotonic() - t0 <= limit + 0.5
+    assert live_children() <= before                 # the repair's child is gone
+    report = result.warm_start
+    assert report["status"] == HINT and report["repair"]["finished"] is False
+    assert report["repair"]["seconds"] <= limit
+    assert "its repair did not finish by the run's deadline" in report_text(report)
+    det = result.deterministic
+    assert not det["complete"]
+    assert det["reason"].startswith("the warm start's repair did not finish by the backends' deadline")
+    assert result.solution is not None and evaluate(example, result.solution).feasible
 
 
 @pytest.mark.parametrize("plan, line", [

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 
-from conftest import live_children, run_script
+from conftest import live_children
 from faulty_backends import Enumerate, PrepareHangs, PrepareRaises, PrepareSegfaults
 from portfolio.runner.warmup import warm_steps, warm_up_all, warm_up_serial
 
@@ -51,7 +51,7 @@ def test_serial_runs_the_same_steps_in_order(tmp_path):
     assert steps[2].error == "RuntimeError: boom in prepare" and steps[3].error is None
 
 
-def test_the_command_reports_each_step():
-    done = run_script("portfolio", "warmup", "-b", "minusage")
+def test_the_command_reports_each_step(portfolio_cli):
+    done = portfolio_cli.run("warmup", "-b", "minusage")
     assert done.returncode == 0, done.stderr
     assert "side by side" in done.stderr and "loader" in done.stderr and "presolve" in done.stderr

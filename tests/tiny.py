@@ -44,8 +44,9 @@ def make_problem(costs, intervals, usages, edges, tables, capacity=None, offset=
 
 
 # ------------------------------------------------------------------------------------------ brute force
-def brute(problem: Problem) -> list[tuple[list[int], int, bool, bool]]:
-    """Every plan with (finite cost part, has forbidden choice, feasible), in plain Python."""
+def _every_plan(problem: Problem):
+    """Every plan with (finite cost part, has forbidden choice, the usage at each covered integer
+    time as a dict, the capacity at each such time, None: unlimited), in plain Python."""
     counts = [int(k) for k in problem.strategy_counts]
     so = problem.strategy_offsets.tolist()
     costs = problem.node_costs.tolist()
@@ -63,7 +64,6 @@ def brute(problem: Problem) -> list[tuple[list[int], int, bool, bool]]:
         return None if k is None else cap_v[k]
 
     caps = {t: capacity(t) for t in times}
-    out = []
     for plan in product(*(range(k) for k in counts)):
         total, forbidden = int(problem.cost_offset), False
         for i, s in enumerate(plan):
@@ -77,16 +77,23 @@ def brute(problem: Problem) -> list[tuple[list[int], int, bool, bool]]:
             c = ec[co[e] + index]
             forbidden |= c == F
             total += 0 if c == F else c
-        feasible = True
-        for t in times:
-            if caps[t] is None:
-                continue
-            used = sum(use[io[j] + plan[i]] for j, (i, s, e) in enumerate(ivs) if s <= t < e)
-            if used > caps[t]:
-                feasible = False
-                break
-        out.append((list(plan), total, forbidden, feasible))
-    return out
+        used = {t: sum(use[io[j] + plan[i]] for j, (i, s, e) in enumerate(ivs) if s <= t < e)
+                for t in times}
+        yield list(plan), total, forbidden, used, caps
+
+
+def brute(problem: Problem) -> list[tuple[list[int], int, bool, bool]]:
+    """Every plan with (finite cost part, has forbidden choice, feasible), in plain Python."""
+    return [(plan, total, forbidden,
+             all(caps[t] is None or u <= caps[t] for t, u in used.items()))
+            for plan, total, forbidden, used, caps in _every_plan(problem)]
+
+
+def brute_peaks(problem: Problem) -> list[tuple[list[int], int, bool, int]]:
+    """Every plan with (finite cost part, has forbidden choice, peak usage: the most memory live
+    at any integer time, 0 when nothing is ever live), in plain Python, whatever the capacity."""
+    return [(plan, total, forbidden, max(used.values(), default=0))
+            for plan, total, forbidden, used, _ in _every_plan(problem)]
 
 
 def best(scored) -> int | None:

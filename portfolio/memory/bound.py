@@ -136,7 +136,11 @@ def least_peak_bound(problem: Problem, refine_points: int = REFINE_POINTS,
     floor = least_usage_floor(problem)
     if floor.value is None:
         return PeakBound(None, None, "trivial", why=naming.rewrite(floor.why), naming=naming)
-    if floor.index is None:
+    if floor.index is None:   # nothing ever live: 0, once arc consistency finds a plan to take it
+        dom = allowed_strategies(problem)
+        if dom.empty:
+            return PeakBound(None, None, "arc consistency", {"trivial": 0},
+                             why=naming.rewrite(dom.why), naming=naming)
         return PeakBound(0, None, "trivial", {"trivial": 0}, naming=naming)
     lo, hi = problem.interval_point_range
     stages: dict[str, int] = {}

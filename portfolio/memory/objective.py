@@ -150,8 +150,9 @@ def _document(problem: Problem, result: Any, bound: Any, budget: Optional[int],
     """The ``memory`` document of a least-peak search, about one time point: where the plan
     peaks, preferring the bound's point when the plan peaks there too (always when proven)."""
     k = point_index(problem, bound.time)
-    report = None if result.solution is None else peak_report(problem, result.solution,
-                                                               naming=naming, prefer=k)
+    # a plan with a forbidden choice (the answer when no other exists) has no least peak to show
+    clean = result.solution is not None and not result.evaluation.has_forbidden
+    report = peak_report(problem, result.solution, naming=naming, prefer=k) if clean else None
     peak = None if report is None else report.peak
     gap = None
     if peak is not None and bound.value is not None:

@@ -11,7 +11,6 @@ process sentinels; it never blocks on a worker and runs no plugin code beyond ``
 
 from __future__ import annotations
 
-import math
 import multiprocessing as mp
 import os
 import signal
@@ -39,7 +38,7 @@ from .result import BackendRun, PortfolioResult
 from .schedule import Scheduler, core_shares, machine_cores
 from .stopping import StopRules, deadline_plan
 from .supervise import Supervision, _Worker
-from .warmstart import WARM_START, WarmStart, repair_seconds, take_warm_start
+from .warmstart import WARM_START, WarmStart, repair_seconds, take_warm_start, take_warm_start_by
 from .worker import PlanMapping, SharedBest
 
 __all__ = ["FALLBACK", "Portfolio", "deadline_plan", "run_portfolio"]
@@ -133,11 +132,15 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
         # The warm start, repaired when needed, is a plan of the run before any backend starts.
         self.warm: Optional[WarmStart] = None
         if options.warm_start is not None:
-            # deterministic mode: the repair runs to its own end (its loops are bounded by their
-            # counts), never cut by a clock
-            self.warm = take_warm_start(problem, options.warm_start,
-                                        math.inf if options.deterministic
-                                        else repair_seconds(options.time_limit))
+            if options.deterministic:
+                # the repair runs to its own end (its loops are bounded by their counts, no clock
+                # inside), in a child the run's clock ends at the backends' deadline: the run is
+                # never late for it, and says when its answer is then not the deterministic one
+                self.warm = take_warm_start_by(problem, options.warm_start, self.soft_deadline,
+                                               self.ctx)
+            else:
+                self.warm = take_warm_start(problem, options.warm_start,
+                                            repair_seconds(options.time_limit))
             before = self.best_eval   # a presolve that settled the run keeps its name
             for plan in self.warm.incumbents():
                 self._consider(None, plan, "warm start")

@@ -18,8 +18,9 @@ without one is dropped, and the run is then not the deterministic answer):
 Presolve is waited for (a point is not settled while it runs); the rules that read the clock
 elsewhere (extra seeds on idle cores, presolve's share of the budget, the quick backends' head start
 before an early stop) are off or only move when things run, never what they compute. The
-wall-clock limit stays as the safety net: when it fires first, the answer is the best verified plan
-received, and :meth:`Exchange._deterministic_summary` says it is not the deterministic answer.
+wall-clock limit stays as the safety net: when it fires first (or ends a warm start's repair, which
+runs without a clock of its own), the answer is the best verified plan received, and
+:meth:`Exchange._deterministic_summary` says it is not the deterministic answer.
 """
 
 from __future__ import annotations
@@ -78,8 +79,8 @@ class Exchange:
     """Mixin of :class:`.core.Portfolio`: the rules above.
 
     Uses ``options``, ``runs``, ``by_name``, ``best``/``best_eval``/``best_backend``, ``shared``,
-    ``presolve_job``, ``interrupted``, the verification of :class:`.answers.Answers` and
-    ``_stop_reason`` of :class:`.stopping.StopRules`."""
+    ``presolve_job``, ``interrupted``, ``warm`` (a warm start's repair cut short), the
+    verification of :class:`.answers.Answers` and ``_stop_reason`` of :class:`.stopping.StopRules`."""
 
     def _init_exchange(self, left_out: list[str]) -> None:
         shares = {name: max(MIN_SHARE, float(declared(self.by_name[run.backend])[0].work_share))
@@ -251,6 +252,9 @@ class Exchange:
         reason = None
         if self.interrupted:
             reason = f"interrupted ({self.interrupted}) at exchange point {k} of {total}"
+        elif self.warm is not None and self.warm.cut is not None:
+            reason = (f"the warm start's repair did not finish by the backends' deadline "
+                      f"({self.warm.cut:.1f} s); exchange point {k} of {total}")
         elif dropped:
             at, name, why = dropped[0]
             reason = (f"{name} ended without its final word at exchange point {at}: "

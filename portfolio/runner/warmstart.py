@@ -12,8 +12,10 @@ backends' starting point. The result reports all of it (:meth:`WarmStart.report`
 
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -49,6 +51,9 @@ class WarmStart:
     """What backends start from: the repaired plan when there is one, else the given one."""
     start_eval: Evaluation
     repair: Optional[Repair] = None
+    cut: Optional[float] = None
+    """Deterministic mode: the seconds the repair had when the run's deadline ended it unfinished
+    (None: it finished, or was not needed); the run then goes on from the plan as given."""
 
     @property
     def start_cost(self) -> Optional[int]:
@@ -84,8 +89,12 @@ class WarmStart:
             pct = round(100.0 * improvement / start, 4) if start > 0 else None
         repair = None
         if self.repair is not None:
-            repair = {"did": self.repair.text(), "feasible": bool(self.start_eval.feasible),
+            repair = {"did": self.repair.text(), "finished": True,
+                      "feasible": bool(self.start_eval.feasible),
                       "cost": int(self.start_eval.cost), "seconds": round(self.repair.seconds, 3)}
+        elif self.cut is not None:
+            repair = {"did": "stopped unfinished at the run's deadline", "finished": False,
+                      "feasible": None, "cost": None, "seconds": round(self.cut, 3)}
         return {"status": self.status, "cost": int(ev.cost) if ev.feasible else None,
                 "feasible": bool(ev.feasible), "why": self._why() or None,
                 "forbidden_choices": ev.forbidden_node_choices + ev.forbidden_edge_entries,
@@ -101,13 +110,17 @@ class WarmStart:
 def report_text(doc: dict) -> str:
     """One line from a warm-start report (:meth:`WarmStart.report`, as a result document holds it):
     its cost or why it could not be used, the repair, and what the run made of it."""
-    if doc["status"] == AS_GIVEN:
+    repair = doc["repair"]
+    if repair is not None and not repair.get("finished", True):
+        head = (f"cost {doc['cost']:,}" if doc["status"] == AS_GIVEN else doc["why"] or "")
+        head += (f"; its repair did not finish by the run's deadline ({repair['seconds']:.2f} s)"
+                 + ("" if doc["status"] == AS_GIVEN else ": kept only as the backends' starting plan"))
+    elif doc["status"] == AS_GIVEN:
         head = f"cost {doc['cost']:,}"
     else:
         head = doc["why"] or ""
         if doc["cost"] is not None:
             head += f" (cost {doc['cost']:,})"
-        repair = doc["repair"]
         head += f"; repaired in {repair['seconds']:.2f} s ({repair['did']})"
         head += (f": cost {repair['cost']:,}" if doc["status"] == REPAIRED
                  else ": kept only as the backends' starting plan")
@@ -127,10 +140,61 @@ def take_warm_start(problem: Problem, plan: object, seconds: float) -> WarmStart
     ev = evaluate(problem, given)
     if ev.feasible and not ev.has_forbidden:
         return WarmStart(given, ev, AS_GIVEN, given, ev)
-    repair = repair_plan(problem, given, seconds)
+    return _settle(problem, given, ev, repair_plan(problem, given, seconds))
+
+
+def take_warm_start_by(problem: Problem, plan: object, stop: float, ctx: Any) -> WarmStart:
+    """Deterministic mode's :func:`take_warm_start`: the repair reads no clock and runs to its own
+    end (its loops are bounded by their counts: the same plan on every machine), in a child forked
+    from ``ctx`` so that the run's clock still bounds it. Past ``stop`` (``time.monotonic()``) the
+    child is ended and the run goes on from the plan as given, ``cut`` saying so: the answer is then
+    not the deterministic one. A repair that finishes in time gives what it gives in process."""
+    given = np.array(plan, dtype=np.int64)
+    ev = evaluate(problem, given)
+    if ev.feasible and not ev.has_forbidden:
+        return WarmStart(given, ev, AS_GIVEN, given, ev)
+    t0 = time.monotonic()
+    repair = _repair_until(problem, given, stop, ctx)
+    if repair is None:
+        return WarmStart(given, ev, AS_GIVEN if ev.feasible else HINT, given, ev,
+                         cut=time.monotonic() - t0)
+    return _settle(problem, given, ev, repair)
+
+
+def _settle(problem: Problem, given: np.ndarray, ev: Evaluation, repair: Repair) -> WarmStart:
+    """The warm start once ``repair`` (of ``given``, evaluated ``ev``) is known."""
     rev = evaluate(problem, repair.plan)
     if rev.feasible and (not ev.feasible or rev.cost < ev.cost):
         return WarmStart(given, ev, REPAIRED, repair.plan, rev, repair)
     if ev.feasible:     # forbidden, and the repair found nothing cheaper: the plan as it is
         return WarmStart(given, ev, AS_GIVEN, given, ev, repair)
     return WarmStart(given, ev, HINT, given, ev, repair)
+
+
+def _repair_until(problem: Problem, given: np.ndarray, stop: float, ctx: Any) -> Optional[Repair]:
+    """:func:`repair_plan` without a clock, in a forked child, ended at ``stop``; None when it did
+    not answer by then (or died)."""
+    if stop <= time.monotonic():
+        return None
+    receive, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_repair_child, args=(problem, given, send), daemon=True,
+                        name="warm-start repair")
+    child.start()
+    send.close()
+    try:
+        if receive.poll(max(0.0, stop - time.monotonic())):
+            try:
+                return receive.recv()
+            except (EOFError, OSError):   # the child died before it answered
+                return None
+        return None
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
+        receive.close()
+
+
+def _repair_child(problem: Problem, given: np.ndarray, send: Any) -> None:
+    send.send(repair_plan(problem, given, math.inf))
+    send.close()

@@ -387,10 +387,12 @@ class PenaltySearch:
                                note=f"the exact mode proved it ({out['note']})",
                                timings=out["timings"])
         if dual is not None and best.cost is not None and dual > best.cost:
-            # nothing cheaper than the incumbent: the incumbent is optimal
-            return SolveResult(Status.OPTIMAL, best.plan, lower_bound=best.cost,
-                               note=f"the exact mode proved the incumbent optimal ({out['note']})",
-                               timings=out["timings"])
+            # ``dual`` bounds every plan of the network from below, and the incumbent is a
+            # verified plan of the problem at ``best.cost``: a bound above it means the network
+            # and the problem disagree (no plan at the incumbent's own cost), never a proof
+            notes.append(f"exact mode disagrees with the problem: its bound {dual} is above the "
+                         f"cost {best.cost} of a verified plan; no claim")
+            return None
         if dual is not None:
             report.bound(int(dual), "toulbar2 exact mode")
         return None if dual is None else int(dual)
