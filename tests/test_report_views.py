@@ -153,9 +153,9 @@ def test_compact_view_fits_100_columns_with_25_instances(tmp_path):
 
 
 def test_configuration_sets_parse():
-    assert parse_configuration("greedy") == ("greedy", ("greedy",))
-    assert parse_configuration("mine+greedy") == ("mine+greedy", ("mine", "greedy"))
-    assert parse_configuration("fast=greedy+localsearch") == ("fast", ("greedy", "localsearch"))
+    assert parse_configuration("greedy") == ("greedy", ("greedy",), {})
+    assert parse_configuration("mine+greedy") == ("mine+greedy", ("mine", "greedy"), {})
+    assert parse_configuration("fast=greedy+localsearch") == ("fast", ("greedy", "localsearch"), {})
     for bad in ("a++b", "=a", "x/y=a", "a+a"):
         with pytest.raises(BenchError):
             parse_configuration(bad)

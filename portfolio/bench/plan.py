@@ -209,7 +209,7 @@ def parse_configuration(spec: str) -> tuple[str, tuple[str, ...], dict[str, dict
     options: dict[str, dict[str, str]] = {}
     for part in members_text.split("+"):
         found = _MEMBER.match(part.strip())
-        if not found or not found.group(1).strip():
+        if not found or not found.group(1).strip() or "=" in found.group(1):
             raise BenchError(f"bad configuration {spec!r}: use a backend name, a set a+b+c, "
                              f"NAME=a+b, options as b[NAME=VALUE,...]")
         name = found.group(1).strip()
