@@ -59,6 +59,8 @@ def format_gap(cost: Optional[int], best: Optional[int]) -> str:
 
 
 def _gap(run: BackendRun, best: Optional[int]) -> str:
+    """How far behind the run's best cost a backend's best plan is (not the certified gap to the
+    bound, which the bound line and "gap to bound over time" give)."""
     if run.disqualified:
         return "-"
     return format_gap(run.best_cost, best)
@@ -143,6 +145,24 @@ class FinalTable:
         gaps = gap_over_time(self.result)
         if gaps:
             yield Text(gaps, overflow="fold")
+        copies = copies_line(self.result)
+        if copies:
+            yield Text(copies, overflow="fold")
+
+
+def copies_line(result: PortfolioResult) -> Optional[str]:
+    """Why a backend appears more than once: the runner started copies of a randomized backend
+    with seeds of their own on cores nobody else used. None without copies."""
+    by_backend: dict[str, list[str]] = {}
+    for run in result.runs.values():
+        if run.name != run.backend:
+            by_backend.setdefault(run.backend, []).append(f"{run.name} (seed {run.seed})")
+    if not by_backend:
+        return None
+    parts = [f"{', '.join(names)}: copies of {backend}" for backend, names in by_backend.items()]
+    return ("; ".join(parts) + ". A randomized backend gets another copy with a seed of its own "
+            "when a core is idle (fewer backends than cores, or one that ended early); each copy "
+            "is a row of its own.")
 
 
 def gap_over_time(result: PortfolioResult, points: int = 6) -> Optional[str]:
@@ -154,7 +174,7 @@ def gap_over_time(result: PortfolioResult, points: int = 6) -> Optional[str]:
         return None
     step = max(1, -(-len(trace) // points))
     chosen = trace[::-1][::step][::-1]
-    return "gap over time: " + ", ".join(f"{format_gap_pct(c, b)} at {t:.1f} s" for t, c, b in chosen)
+    return "gap to bound over time: " + ", ".join(f"{format_gap_pct(c, b)} at {t:.1f} s" for t, c, b in chosen)
 
 
 def format_gap_pct(cost: int, bound: int) -> str:
@@ -177,10 +197,12 @@ def build_final_table(result: PortfolioResult, width: int = NARROW) -> Table:
              if narrow else {})
     table = Table(title=f"{result.problem}: backends", title_justify="left",
                   caption=result.proof or None, caption_justify="left", **style)
-    columns = [("backend", "backend"), ("status", "status"), ("cost", "best cost"), ("gap", "gap"),
+    columns = [("backend", "backend"), ("status", "status"), ("cost", "best cost"),
+               ("gap", "behind best"),
                ("time", "time to best"), ("bound", "claimed bound"), ("cpu", "cpu"), ("note", "note")]
     if narrow:  # headers on two lines, so that they are no wider than the numbers below them
-        columns = [(c, {"cost": "best\ncost", "time": "time to\nbest", "bound": "claimed\nbound"}.get(c, h))
+        columns = [(c, {"cost": "best\ncost", "time": "time to\nbest", "bound": "claimed\nbound",
+                        "gap": "behind\nbest"}.get(c, h))
                    for c, h in columns if c not in ("cpu", "note")]
     shown = [c for c, _ in columns if not (c == "bound" and not with_bound)]
     split = "\n" if narrow else " "  # narrow: "(claim)" below the status

@@ -109,11 +109,11 @@ def test_the_final_table_shows_the_gap_over_time(example):
     result = run_portfolio(example, [Bounder([100, 200])],
                            RunOptions(time_limit=3.0, fallback=False))
     line = gap_over_time(result)
-    assert line.startswith("gap over time: 78.5 % at ") and line.endswith(" s")
+    assert line.startswith("gap to bound over time: 78.5 % at ") and line.endswith(" s")
     assert "57 % at" in line      # (465 - 200) / 465
     console = Console(width=140, record=True, file=open("/dev/null", "w"))
     console.print(final_table(result))
-    assert "gap over time:" in console.export_text()
+    assert "gap to bound over time:" in console.export_text()
 
 
 def test_the_report_plots_the_gap_against_the_bound_known_at_each_time():

@@ -33,9 +33,13 @@ DETERMINISTIC_HELP = ("The same plan for the same problem, seed and --work, what
                       "plans at fixed points; the time limit is only the safety net (default "
                       f"{DETERMINISTIC_TIME_LIMIT:g} s). Backends that do not support it are left out "
                       "(named with -b: refused). See docs/determinism.md.")
-WORK_HELP = (f"Work units of a deterministic run, shared equally by its backends (one unit: about "
-             f"a millisecond of one core); implies --deterministic. Default {DEFAULT_WORK:,}, about "
-             f"60 s with the default portfolio on 2 cores.")
+WORK_HELP = (f"Work units of a deterministic run, split among its backends in proportion to their "
+             f"declared work_share (localsearch and toulbar2 3, bound, cpsat and maxsat 1, greedy "
+             f"and minusage 0.1); one unit is about a millisecond of one core. Implies "
+             f"--deterministic. Default {DEFAULT_WORK:,}: with the default portfolio on the "
+             f"reference 2-core machine, quiet, 34-74 s by instance (A 34, N 57, S 61, K 64, M 74 "
+             f"s; docs/benchmarks/determinism.md); the wall grows with the machine's load, the "
+             f"plan does not change.")
 
 
 def deterministic_options(command: Any) -> Any:

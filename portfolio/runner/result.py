@@ -236,7 +236,7 @@ class PortfolioResult:
             return None
         gap = self.gap
         return (f"lower bound {bound.value:,} by {bound.source}"
-                + ("" if gap is None else f", gap {100 * gap:.3f} %"))
+                + ("" if gap is None else f", gap to bound {100 * gap:.3f} %"))
 
     def to_dict(self) -> dict:
         return {
