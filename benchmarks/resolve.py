@@ -1,7 +1,10 @@
-"""Re-solves after the changes a compiler meets, warm from the previous plan against cold runs.
+"""Re-solves after the changes a compiler meets, warm from the previous plan against cold runs
+(what `portfolio bench` cannot do: each run starts from a plan mapped from another problem).
+Figures: docs/benchmarks/resolve.md.
 
-    python benchmarks/resolve.py [--instances K,N,S] [--warm 10] [--cold 60] [--seeds 0,1,2]
-                                 [--base 60] [--changes budget,costs,strategies]
+    python benchmarks/resolve.py [--instances K,N,S] [--seconds 10,30] [--seeds 0,1,2]
+        [--base 60] [--changes budget,costs,strategies] [--variants cold,warm:all,warm:toulbar2]
+        [--out runs/NAME.jsonl]
 
 Per instance, the previous plan is the default portfolio's at --base seconds (saved in
 runs/warm_start/, shared with benchmarks/warm_start.py). Each change makes a new problem:
@@ -16,10 +19,12 @@ runs/warm_start/, shared with benchmarks/warm_start.py). Each change makes a new
   all (an alias chain whose every member needed the removed strategy), which no compiler change
   would do.
 
-Then ``portfolio.resolve(new, plan, old, time_limit=--warm)`` against ``portfolio.solve(new,
-time_limit=--cold, seed=s)`` for each seed: the plan the re-solve started from (mapped and
-repaired), its answer, when it first reached the cold runs' mean cost, and whether it never
-answered worse than the repaired plan (the guarantee). Prints a markdown table.
+Then, for each budget and seed, every variant in turn (alternated): ``cold``, a solve of the new
+problem without the previous plan, and re-solves (``portfolio.resolve(new, plan, old, ...)``) with
+the backends named after ``warm:`` starting cold (``warm:all``: none; ``warm``: the runner's
+default). Per run: the plan it started from (mapped and repaired), its answer, against that start
+and against the cold run of the same seed, and when it first reached the cold run's cost. Prints
+a markdown table; ``--out`` keeps the rows.
 """
 
 from __future__ import annotations
@@ -127,40 +132,88 @@ def reached(result, target: float):
     return min(times) if times else None
 
 
+def variant(text: str) -> tuple[str, object]:
+    """``cold`` (a solve without the previous plan), ``warm`` (the re-solve as the runner does it
+    by default), ``warm:all`` (every backend starts from the previous plan) or
+    ``warm:NAME+NAME`` (those backends start cold)."""
+    if text == "cold":
+        return text, None
+    if text == "warm":
+        return text, "default"
+    if text == "warm:all":
+        return text, ()
+    if text.startswith("warm:"):
+        return text, tuple(text[5:].split("+"))
+    raise SystemExit(f"unknown variant {text!r}: cold, warm, warm:all or warm:NAME+NAME")
+
+
 def main() -> None:
+    import json
+
     import portfolio
     from portfolio.io import load_problem
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--instances", default="K,N,S")
-    parser.add_argument("--warm", type=float, default=10.0)
-    parser.add_argument("--cold", type=float, default=60.0)
+    parser.add_argument("--seconds", default="10,30", help="budgets of every variant")
     parser.add_argument("--seeds", default="0,1,2")
     parser.add_argument("--base", type=float, default=60.0)
     parser.add_argument("--changes", default=",".join(CHANGES))
+    parser.add_argument("--variants", default="cold,warm:all,warm:toulbar2",
+                        help="cold, warm (the default), warm:all, warm:NAME+NAME (cold ones)")
+    parser.add_argument("--out", help="JSON Lines file: one row per run (appended; rerun skips)")
     args = parser.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
-    header("inst | change | mapped (kept / by signature / open) | start (repaired) | "
-           f"warm {args.warm:g} s | reached cold mean at s | cold {args.cold:g} s mean | "
-           "warm vs cold | never worse")
+    variants = [variant(v) for v in args.variants.split(",")]
+    done = set()
+    if args.out:
+        try:
+            with open(args.out) as fh:
+                done = {(r["instance"], r["change"], r["seconds"], r["seed"], r["variant"])
+                        for r in map(json.loads, fh)}
+        except FileNotFoundError:
+            pass
+    header("inst | change | seconds | seed | variant | start (repaired) | cost | vs start | "
+           "vs cold | reached cold at s")
     for name in args.instances.split(","):
         plan, _ = plan_of(name, args.base)
         old = load_problem(instance(name))
         for change in args.changes.split(","):
             new = CHANGES[change](old)
-            warm = portfolio.resolve(new, plan, old, time_limit=args.warm, seed=0)
-            cold = [portfolio.solve(new, time_limit=args.cold, seed=s).cost for s in seeds]
-            mean = float(np.mean([c for c in cold if c is not None])) if any(cold) else None
-            report, m = warm.warm_start, warm.warm_start["mapping"]
-            start = report["start_cost"]
-            ok = "-" if start is None else ("yes" if warm.cost is not None and warm.cost <= start
-                                            else "NO")
-            gap = None if mean is None or warm.cost is None else f"{100 * (warm.cost - mean) / mean:+.2f} %"
-            at = None if mean is None else reached(warm, mean)
-            print(f"| {name} | {change} | {m['kept']:,} / {m['found_by_signature']:,} / "
-                  f"{m['open']:,} | {fmt(start)} ({report['status']}) | {fmt(warm.cost)} | "
-                  f"{'-' if at is None else f'{at:.1f}'} | {'-' if mean is None else f'{mean:,.0f}'} | "
-                  f"{fmt(gap)} | {ok} |", flush=True)
+            for seconds in [float(t) for t in args.seconds.split(",")]:
+                for seed in seeds:   # every variant of a seed in turn: alternated
+                    cold_cost = None
+                    for label, cold in variants:
+                        key = (name, change, seconds, seed, label)
+                        if key in done:
+                            continue
+                        if cold is None:
+                            result = portfolio.solve(new, time_limit=seconds, seed=seed)
+                            start = None
+                        else:
+                            kw = {} if cold == "default" else {"cold": cold}
+                            result = portfolio.resolve(new, plan, old, time_limit=seconds,
+                                                       seed=seed, **kw)
+                            start = result.warm_start["start_cost"]
+                        if label == "cold":
+                            cold_cost = result.cost
+                        row = {"instance": name, "change": change, "seconds": seconds,
+                               "seed": seed, "variant": label, "cost": result.cost,
+                               "start_cost": start, "elapsed": round(result.elapsed, 3),
+                               "winner": result.winner}
+                        vs_start = (None if start is None or result.cost is None
+                                    else f"{100 * (result.cost - start) / start:+.2f} %")
+                        vs_cold = (None if cold_cost is None or result.cost is None
+                                   else f"{100 * (result.cost - cold_cost) / cold_cost:+.2f} %")
+                        at = (None if cold_cost is None or start is None
+                              else reached(result, cold_cost))
+                        print(f"| {name} | {change} | {seconds:g} | {seed} | {label} | "
+                              f"{fmt(start)} | {fmt(result.cost)} | {fmt(vs_start)} | "
+                              f"{fmt(vs_cold)} | {'-' if at is None else f'{at:.1f}'} |",
+                              flush=True)
+                        if args.out:
+                            with open(args.out, "a") as fh:
+                                fh.write(json.dumps(row) + "\n")
 
 
 if __name__ == "__main__":

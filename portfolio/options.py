@@ -150,6 +150,11 @@ class RunOptions:
     """``cost`` (the cheapest plan that fits) or ``peak`` (the plan with the least peak memory,
     ties broken by cost): read by :func:`portfolio.api.run`, which hands a ``peak`` solve to
     :func:`portfolio.memory.objective.solve_least_peak` (a search over budgets made of runs)."""
+    cold: Optional[tuple[str, ...]] = None
+    """In a run with a ``warm_start``: the backends that do not start from it but as in a cold run
+    (from the best plan this run's backends found, or none); the warm plan stays an incumbent they
+    can read (``report.best()``). None: the runner's measured default
+    (:data:`portfolio.runner.warmstart.COLD`); ``()``: every backend starts from it."""
     config: Optional[str] = field(default=None, compare=False)
     """The config file the backend options came from (a record: its options are in
     ``backend_options`` already)."""
@@ -219,6 +224,9 @@ class RunOptions:
                 for k, v in self.backend_options.items()):
             raise ProblemError(f"backend_options: expected {{backend: {{option: value}}}}, got "
                                f"{self.backend_options!r}"[:200])
+        if self.cold is not None and (not isinstance(self.cold, tuple)
+                                      or not all(isinstance(n, str) for n in self.cold)):
+            raise ProblemError(f"cold: expected a tuple of backend names, got {self.cold!r}")
         if self.deterministic and self.cluster is not None:
             raise ProblemError("deterministic: not supported in a cluster solve (dask_scheduler, "
                                "dask_workers); run it on one machine")

@@ -328,7 +328,8 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
           dask_unreachable: str = "local", deterministic: bool = False,
           work: Optional[int] = None, objective: str = "cost",
           backend_options: Optional[Mapping[str, Mapping[str, Any]]] = None,
-          config: Union[str, os.PathLike, None] = None) -> SolveResult:
+          config: Union[str, os.PathLike, None] = None,
+          cold: Optional[Sequence[str]] = None) -> SolveResult:
     """Find the cheapest feasible plan for ``problem`` within ``time_limit`` seconds of this call
     (loading included; None: 60 s, or 600 s in deterministic mode), as ``portfolio solve`` does,
     and return it verified.
@@ -350,7 +351,9 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
     start from (in the caller's node order), or the path of a file holding one (a JSON list, a
     ``--json`` result, contest output); an XLA request's own ``s_hint`` when None. The answer is
     never worse than it; one that is forbidden or over the memory limit is repaired first, and
-    ``SolveResult.warm_start`` says what became of it. ``cost_scale`` multiplies an XLA request's costs before rounding (docs/api.md, "XLA").
+    ``SolveResult.warm_start`` says what became of it; ``cold`` names the backends that do not start
+    from it but as in a run without it (the warm plan stays an incumbent they see; None: the
+    measured default, docs/benchmarks/resolve.md; ``()``: all start from it). ``cost_scale`` multiplies an XLA request's costs before rounding (docs/api.md, "XLA").
     ``objective="peak"`` (``--objective peak``) finds the plan with the least peak memory instead,
     ties broken by cost, whatever the file's limit; ``SolveResult.memory`` gives its peak beside
     the certified bound (docs/budgets.md). When no plan fits, ``memory`` says why.
@@ -371,7 +374,9 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
                          exhaustive=exhaustive, early_stop=early_stop, memory_limit=memory_limit,
                          cluster=_cluster(problem, dask_scheduler, dask_workers, dask_problem,
                                           dask_unreachable),
-                         deterministic=deterministic, work=work, objective=objective)
+                         deterministic=deterministic, work=work, objective=objective,
+                         cold=None if cold is None else (cold,) if isinstance(cold, str)
+                         else tuple(cold))
     time_limit = options.time_limit
     if on_improve is not None and not callable(on_improve):
         raise ProblemError(f"on_improve: expected a callable, got {type(on_improve).__name__}")

@@ -63,6 +63,8 @@ class Answers:
         sol = np.array(plan, dtype=np.int64)
         if run is not None:
             self._record(run, sol, ev, note)
+            if self.found is None or ev.cost < self.found[1].cost:
+                self.found = (sol, ev)   # the backends' own best: a cold start's plan
         if self.best_eval is None or ev.cost < self.best_eval.cost:
             self.best, self.best_eval = sol, ev
             self.best_backend = None if run is None else run.name

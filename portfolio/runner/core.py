@@ -118,6 +118,7 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
         self.best: Optional[np.ndarray] = None
         self.best_eval: Optional[Evaluation] = None
         self.best_backend: Optional[str] = None
+        self.found: Optional[tuple[np.ndarray, Evaluation]] = None   # the backends' best plan
         self.reserve: Optional[tuple[np.ndarray, Evaluation]] = None
         self.reserve_refined = False   # see Answers._safe_reserve
         self.stopped_early: Optional[str] = None

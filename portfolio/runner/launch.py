@@ -19,6 +19,7 @@ from .presolving import PRESOLVE_SHARE, presolve_main
 from .priceboard import MAX_WRITERS
 from .result import BackendRun
 from .supervise import _Worker
+from .warmstart import starts_cold
 from .worker import WorkerSpec, prepare_key, to_hint, worker_main
 
 
@@ -88,7 +89,11 @@ class Launching:
 
     def _launch(self, backend: BackendLike, run: BackendRun) -> None:
         warm = None
-        if backend.capabilities.warm_start:   # a warm start that could not be made feasible: a hint
+        cold = self.warm is not None and starts_cold(backend.name, self.options.cold)
+        if cold:   # a re-solve's cold part: starts as in a run without the warm start (what the
+            #        backends found when it starts; deterministic mode: nothing, a timing)
+            warm = None if self.found is None or self.options.deterministic else self.found[0]
+        elif backend.capabilities.warm_start:   # one that could not be made feasible: a hint
             warm = self.best if self.best is not None or self.warm is None else self.warm.start
         problem, mapping = self.problem, None
         if self.presolved is not None and backend.capabilities.reduced:
@@ -100,7 +105,7 @@ class Launching:
         spec = WorkerSpec(backend, problem, self.soft_deadline, run.seed, warm, self.start,
                           shared, mapping, run.cores, prices=self.price_board,
                           price_slot=list(self.runs).index(run.name) % MAX_WRITERS,
-                          options=self.option_values.get(backend.name, {}))
+                          options=self.option_values.get(backend.name, {}), fresher=not cold)
         if self.options.deterministic:
             spec.reporter = functools.partial(PointReporter, t0=self.start, board=self.shared,
                                               shared=shared, mapping=mapping, total=self.work_of[run.name])

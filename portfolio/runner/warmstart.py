@@ -32,6 +32,18 @@ REPAIR_SHARE = 0.1
 
 AS_GIVEN, REPAIRED, HINT = "as given", "repaired", "hint only"
 
+COLD: tuple[str, ...] = ()
+"""The backends that start cold in a run with a warm start (a re-solve): they start as in a run
+without one, from the best plan this run's backends found, while the warm plan stays an incumbent
+of the run. Measured on K, N, S after three kinds of change, 10 s and 30 s, three seeds
+(docs/benchmarks/resolve.md)."""
+
+
+def starts_cold(name: str, cold: Optional[tuple[str, ...]]) -> bool:
+    """Whether the backend ``name`` starts cold in a warm-started run (``cold``: the run's
+    ``RunOptions.cold``; None: :data:`COLD`)."""
+    return name in (COLD if cold is None else cold)
+
 
 def repair_seconds(time_limit: float) -> float:
     return max(0.05, min(REPAIR_SECONDS, REPAIR_SHARE * time_limit))

@@ -286,6 +286,9 @@ class WorkerSpec:
     """The worker's slot on the board (its number in the run, modulo ``MAX_WRITERS``)."""
     options: Optional[dict] = None
     """The backend's options for this run, every declared one resolved (``report.options``)."""
+    fresher: bool = True
+    """Take the portfolio's best plan as the warm start when one is there at ``solve`` time (False:
+    a backend that starts cold in a re-solve keeps its ``warm_start``)."""
 
 
 def wall_deadline(monotonic_deadline: float) -> float:
@@ -321,7 +324,7 @@ def worker_main(spec: WorkerSpec, conn: Connection) -> None:
                 error = traceback.format_exc()
             reporter.send(("prepared", time.perf_counter() - t, error), final=False)
         warm = spec.warm_start
-        if spec.shared is not None:
+        if spec.shared is not None and spec.fresher:
             fresher = reporter.best()  # the portfolio may have found better while we set up
             warm = fresher if fresher is not None else warm
         result = spec.backend.solve(spec.problem, wall_deadline(spec.deadline), spec.seed, warm, reporter)
