@@ -183,8 +183,23 @@ def map_plan(new: Conversion, plan: Any, old: Optional[Conversion], node_map: An
     partial, disagree = _to_problem(new, choice)
     report = {"by": by, "nodes": len(src), "kept": kept, "found_by_signature": found,
               "choice_lost": lost, "new_nodes": int(np.count_nonzero(src < 0)),
-              "followers_disagreeing": disagree, "open": int(np.count_nonzero(partial < 0))}
+              "followers_disagreeing": disagree, "open": int(np.count_nonzero(partial < 0)),
+              "previous_cost": _previous_cost(old, arr)}
     return partial, report
+
+
+def _previous_cost(old: Optional[Conversion], plan: np.ndarray) -> Optional[int]:
+    """What the previous plan cost on the previous problem (None: no previous problem given, or
+    the plan is not a valid, feasible plan of it): the yardstick of a re-solve's answer."""
+    if old is None:
+        return None
+    from ..evaluate import SolutionError, evaluate
+
+    try:
+        ev = evaluate(old.problem, old.restrict(plan))
+    except (SolutionError, ValueError):
+        return None
+    return int(ev.cost) if ev.feasible else None
 
 
 def _to_problem(new: Conversion, choice: np.ndarray) -> tuple[np.ndarray, int]:

@@ -280,7 +280,8 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
                           soft_wrap=True)
         if result.warm_start is not None:
             console.print(f"warm start ({warm.source if warm else 'given'}): "
-                          f"{report_text(result.warm_start)}", highlight=False, soft_wrap=True)
+                          f"{report_text(doc.get('warm_start') or result.warm_start)}",
+                          highlight=False, soft_wrap=True)
     if det is not None and not det["complete"]:  # said even with --quiet: the plan may differ
         console.print(f"[yellow]warning:[/] not the deterministic answer: {det['reason']}",
                       highlight=False, soft_wrap=True)

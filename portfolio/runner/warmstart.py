@@ -136,12 +136,26 @@ def report_text(doc: dict) -> str:
         head += f"; repaired in {repair['seconds']:.2f} s ({repair['did']})"
         head += (f": cost {repair['cost']:,}" if doc["status"] == REPAIRED
                  else ": kept only as the backends' starting plan")
+    previous = (doc.get("mapping") or {}).get("previous_cost")
+    if previous:   # a re-solve: the yardstick is what the previous plan cost before the change
+        start = doc.get("start_cost")
+        head += (f"; the previous plan cost {previous:,} on the previous problem"
+                 + ("" if start is None else f", {_change(start, previous)} once mapped and "
+                    f"repaired"))
     if doc["improvement"] is None:
         return head
     if doc["improvement"] <= 0:
-        return head + "; the run found nothing cheaper"
+        return head + "; the run found nothing cheaper than the plan it started from"
     pct = "" if doc["improvement_percent"] is None else f" ({doc['improvement_percent']:.2f} %)"
-    return head + f"; the run improved on it by {doc['improvement']:,}{pct}"
+    text = head + f"; the answer is {doc['improvement']:,}{pct} below the plan the run started from"
+    if previous and doc.get("final_cost") is not None:
+        text += f", {_change(doc['final_cost'], previous)} against the previous plan's cost"
+    return text
+
+
+def _change(cost: int, reference: int) -> str:
+    """``+3.21 %`` or ``-0.50 %``: ``cost`` against ``reference``."""
+    return "equal" if cost == reference else f"{100.0 * (cost - reference) / reference:+.2f} %"
 
 
 def take_warm_start(problem: Problem, plan: object, seconds: float) -> WarmStart:
