@@ -1,0 +1,114 @@
+"""Issue 42, the compile loop: short budgets used to their end, a re-solve's cold part, a re-solve
+that says what the change cost, and outputs whose words mean one thing each."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from portfolio.backend import Backend, Capabilities, SolveResult, Status
+from portfolio.io import load_problem
+from portfolio.options import RunOptions
+from portfolio.progress import copies_line
+from portfolio.runner import run_portfolio
+from portfolio.runner.stopping import MARGIN_FULL, deadline_plan, stop_margins
+from portfolio.runner.warmstart import report_text, starts_cold
+
+from conftest import bundled_example_path
+
+
+# ------------------------------------------------------------------------------------------ margins
+def test_a_short_run_uses_its_budget_and_long_ones_keep_their_margins():
+    soft, hard, end = deadline_plan(100.0, 10.0)
+    assert end == 110.0 and 109.4 <= soft < hard < end          # a 10 s run stops at 9.4 s or later
+    for limit in (60.0, 120.0, 180.0, 240.0, 300.0):            # the contest limits: as before
+        assert stop_margins(limit) == (min(4.0, 1.2 + 0.02 * limit), min(2.0, 0.8 + 0.02 * limit))
+    margins = [stop_margins(t) for t in (1.0, 5.0, 10.0, 30.0, MARGIN_FULL - 1e-9, MARGIN_FULL)]
+    assert all(a[0] <= b[0] + 1e-9 and a[1] <= b[1] + 1e-9 for a, b in zip(margins, margins[1:]))
+    assert all(0 < hard < soft for soft, hard in margins)      # ask first, kill later
+
+
+# ------------------------------------------------------------------------------------------ cold part
+class Recorder(Backend):
+    """Returns the start plan it was given (or the least-memory plan) and says what it got."""
+
+    capabilities = Capabilities(warm_start=True, anytime=True)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.description = "records its warm start"
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        got = "none" if warm_start is None else ",".join(map(str, np.asarray(warm_start)))
+        plan = np.asarray(problem.min_usage_strategies if warm_start is None else warm_start)
+        return SolveResult(Status.FEASIBLE, plan.astype(np.int64), note=got)
+
+
+GIVEN = [0, 1, 0, 0, 0, 1, 2, 0]   # a feasible plan of the bundled example (cost 410)
+
+
+@pytest.mark.parametrize("cold", [(), ("b",), ("a", "b")])
+def test_a_resolves_cold_part_starts_without_the_warm_plan(cold):
+    problem = load_problem(bundled_example_path())
+    result = run_portfolio(problem, [Recorder("a"), Recorder("b")],
+                           RunOptions(time_limit=3, warm_start=GIVEN, cold=cold))
+    given = ",".join(map(str, GIVEN))
+    for name in ("a", "b"):
+        note = result.runs[name].note
+        assert (note != given) == (name in cold), (name, note)
+    assert result.cost <= 410   # the warm plan is an incumbent of the run either way
+
+
+def test_without_a_warm_start_nobody_is_cold_and_the_default_is_named():
+    assert not starts_cold("toulbar2", ())
+    assert starts_cold("toulbar2", ("toulbar2",))
+    problem = load_problem(bundled_example_path())
+    result = run_portfolio(problem, [Recorder("a")], RunOptions(time_limit=3, cold=("a",)))
+    assert result.runs["a"].note == "none"
+
+
+def test_cold_must_be_backend_names():
+    from portfolio.errors import ProblemError
+
+    with pytest.raises(ProblemError, match="cold: expected a tuple of backend names"):
+        RunOptions(cold=["a"])
+
+
+# ------------------------------------------------------------------------------------------ words
+def test_a_resolves_line_says_what_the_change_cost():
+    doc = {"status": "repaired", "cost": None, "why": "over the memory limit", "repair":
+           {"did": "3 moves", "finished": True, "cost": 1100, "seconds": 0.2, "feasible": True},
+           "start_cost": 1100, "final_cost": 1020, "improvement": 80,
+           "improvement_percent": 7.2727, "mapping": {"previous_cost": 1000}}
+    text = report_text(doc)
+    assert "the previous plan cost 1,000 on the previous problem, +10.00 % once mapped" in text
+    assert "80 (7.27 %) below the plan the run started from, +2.00 % against the previous" in text
+    assert "improved" not in text
+    plain = report_text({**doc, "mapping": None})
+    assert "previous" not in plain and "below the plan the run started from" in plain
+
+
+def test_the_resolve_reports_the_previous_plans_cost(tmp_path):
+    import portfolio
+
+    problem = load_problem(bundled_example_path())
+    tighter = problem.with_limit(int(problem.usage_limit) - 1)
+    result = portfolio.resolve(tighter, GIVEN, problem, time_limit=3, exhaustive=False)
+    mapping = result.warm_start["mapping"]
+    assert mapping["previous_cost"] == portfolio.evaluate(problem, GIVEN).cost == 410
+
+
+def test_copies_are_explained_and_gaps_named_apart():
+    from portfolio.runner.result import BackendRun, PortfolioResult
+
+    runs = {"toulbar2": BackendRun("toulbar2"), "toulbar2+1": BackendRun("toulbar2+1",
+                                                                       backend="toulbar2", seed=1)}
+    result = PortfolioResult("p", 10.0, runs, None, None, None, 1.0)
+    line = copies_line(result)
+    assert line.startswith("toulbar2+1 (seed 1): copies of toulbar2") and "idle" in line
+    assert copies_line(PortfolioResult("p", 10.0, {"a": BackendRun("a")}, None, None, None,
+                                       1.0)) is None
+    from portfolio.progress import build_final_table
+
+    headers = [c.header for c in build_final_table(result, 200).columns]
+    assert "behind best" in headers and "gap" not in headers
