@@ -11,6 +11,7 @@ process sentinels; it never blocks on a worker and runs no plugin code beyond ``
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import signal
@@ -125,6 +126,7 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
         self.presolved: Optional[PlanMapping] = None
         self.presolve_info: Optional[dict] = None
         self.presolve_job: Optional[_Presolve] = None
+        self.presolved_path: Optional[str] = None   # the presolved problem for early set-ups
         self.ctx = mp.get_context("fork")
         self.shared = SharedBest(self.ctx, problem.num_nodes)
         self.price_board: Optional[PriceBoard] = None   # made by run(): a timed run's only
@@ -188,6 +190,10 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
                 self._poll_presolve(force=True)
             contain.sweep(f"{os.getpid()}:")  # anything any worker started, whatever happened
             self._kill_adopted()
+            self._never_released()
+            if self.presolved_path is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.presolved_path)
             if self.price_board is not None:   # every worker is gone: nobody writes any more
                 self.price_board.close()       # (after the orphans' kill: it may start a cleaner)
             if self.adopting and not was_subreaper:
@@ -201,6 +207,7 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
         while True:
             self._poll_presolve()
             self._launch_ready()
+            self._release_early()
             self._launch_extra()
             if not self.reserve_refined:
                 self._safe_reserve()

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import functools
 import multiprocessing as mp
+import os
+import pickle
+import tempfile
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from typing import Optional
 
 import numpy as np
 
@@ -15,24 +19,13 @@ from ..backend import BackendLike, Status
 from ..registry import poll_available
 from . import validate
 from .points import PointReporter
+from .order import WAIT_PRESOLVE, WAIT_SAFETY
 from .presolving import PRESOLVE_SHARE, presolve_main
 from .priceboard import MAX_WRITERS
 from .result import BackendRun
 from .supervise import _Worker
 from .warmstart import starts_cold
-from .worker import WorkerSpec, prepare_key, to_hint, worker_main
-
-
-def _freeze(obj: object) -> None:
-    """Make the numpy arrays of an unpickled Problem (and its Capacity) read-only again, as the
-    loader leaves them: numba compiles read-only and writable arrays as different types, so a
-    writable copy would miss every cached kernel and compile in the worker."""
-    for value in vars(obj).values():
-        if isinstance(value, np.ndarray):
-            value.setflags(write=False)
-        elif hasattr(value, "__dataclass_fields__"):
-            _freeze(value)
-
+from .worker import WorkerSpec, freeze, has_prepare, prepare_key, to_hint, worker_main
 
 
 @dataclass
@@ -76,7 +69,8 @@ class Launching:
                 return
             run = self.runs[backend.name]
             why = self._blocked(backend)
-            if why:
+            early = bool(why) and self._may_set_up_early(backend, why)
+            if why and not early:
                 run.note = why
                 continue
             self.waiting.remove(backend)
@@ -84,19 +78,93 @@ class Launching:
             if not ok:
                 run.status, run.note = Status.UNSUPPORTED, f"not available: {reason}"
                 continue
-            run.note = ""
-            self._launch(backend, run)
+            run.note = f"set up early; {why}" if early else ""
+            self._launch(backend, run, early=early)
 
-    def _launch(self, backend: BackendLike, run: BackendRun) -> None:
-        warm = None
+    # ---------------------------------------------------------------- early set-up
+    def _may_set_up_early(self, backend: BackendLike, why: str) -> bool:
+        """Whether a backend that must wait (for presolve, for the safety net) may run its
+        ``prepare`` now and take its problem when the wait is over: a timed run, a backend with a
+        set-up, a wait of one of those two kinds, and a core nobody else is using (presolve holds
+        one while it runs; a worker already set up and waiting holds none)."""
+        if (self.options.deterministic or not has_prepare(backend)
+                or why not in (WAIT_PRESOLVE, WAIT_SAFETY) or prepare_key(backend) in self.compiling):
+            return False
+        busy = int(self.presolve_job is not None) + sum(
+            1 for w in self.active if not w.done and w.run.phase != "ready")
+        return busy < self.cores
+
+    def _release_early(self) -> None:
+        """Send go to each early-started worker that is set up and no longer has to wait: its
+        problem (the presolved one, through a file written once, or the original) and its warm
+        start, as :meth:`_launch` would have given them."""
+        for worker in self.active:
+            if worker.control is None or worker.done or worker.run.phase != "ready":
+                continue
+            why = self._blocked(worker.backend, started=True)
+            if why:
+                worker.run.note = f"set up; {why}"
+                continue
+            path, warm, note = None, self._warm_for(worker.backend), ""
+            if self.presolved is not None and worker.backend.capabilities.reduced:
+                path, warm = self._presolved_file(), to_hint(self.presolved, warm)
+            elif self.options.presolve and self.presolve_info is not None and \
+                    "error" in self.presolve_info:
+                note = "presolve not ready: original problem"
+            try:
+                worker.control.send(("go", path, warm))
+            except (BrokenPipeError, OSError):
+                continue   # it died meanwhile: its sentinel says so
+            worker.control.close()
+            worker.control = None
+            worker.run.phase, worker.run.note = "solve", note
+            worker.run.searching = round(self.now(), 4)
+            worker.solve_started = time.monotonic()
+
+    def _never_released(self) -> None:
+        """A worker set up early that never got its problem (the run ended first) never started:
+        its row says so instead of a timeout."""
+        for worker in self.active:
+            if worker.run.phase == "ready" and worker.run.searching is None:
+                worker.run.status = Status.PENDING
+                worker.run.note = (f"set up, but the run ended before its wait was over "
+                                   f"({worker.run.note.removeprefix('set up; ') or 'waiting'})")
+
+    def _presolved_file(self) -> Optional[str]:
+        """The presolved problem pickled once into a temporary file (without the original, which
+        every worker has), for early-started workers to read: no big message on any pipe."""
+        if self.presolved_path is None and self.presolved is not None:
+            folder = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) \
+                else None
+            fd, path = tempfile.mkstemp(prefix="portfolio-presolved-", suffix=".pkl", dir=folder)
+            original = self.presolved.original
+            try:
+                self.presolved.original = None
+                with os.fdopen(fd, "wb") as fh:
+                    pickle.dump(self.presolved, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            finally:
+                self.presolved.original = original
+            self.presolved_path = path
+        return self.presolved_path
+
+    def _warm_for(self, backend: BackendLike) -> Optional[np.ndarray]:
+        """The plan a backend starts from (on the original problem): the run's best for a backend
+        that takes warm starts, what the backends found for a re-solve's cold part, else None."""
+        if self.warm is not None and starts_cold(backend.name, self.options.cold):
+            # a re-solve's cold part starts as a run without the warm start would (what the
+            # backends found when it starts; deterministic mode: nothing, a timing)
+            return None if self.found is None or self.options.deterministic else self.found[0]
+        if backend.capabilities.warm_start:   # one that could not be made feasible: a hint
+            return self.best if self.best is not None or self.warm is None else self.warm.start
+        return None
+
+    def _launch(self, backend: BackendLike, run: BackendRun, early: bool = False) -> None:
         cold = self.warm is not None and starts_cold(backend.name, self.options.cold)
-        if cold:   # a re-solve's cold part: starts as in a run without the warm start (what the
-            #        backends found when it starts; deterministic mode: nothing, a timing)
-            warm = None if self.found is None or self.options.deterministic else self.found[0]
-        elif backend.capabilities.warm_start:   # one that could not be made feasible: a hint
-            warm = self.best if self.best is not None or self.warm is None else self.warm.start
+        warm = None if early else self._warm_for(backend)
         problem, mapping = self.problem, None
-        if self.presolved is not None and backend.capabilities.reduced:
+        if early:   # its problem and warm start come with go (_release_early)
+            pass
+        elif self.presolved is not None and backend.capabilities.reduced:
             problem, mapping = self.presolved.reduced, self.presolved
             warm = to_hint(mapping, warm)
         elif backend.capabilities.reduced and self.options.presolve and self.presolve_info is None:
@@ -109,18 +177,25 @@ class Launching:
         if self.options.deterministic:
             spec.reporter = functools.partial(PointReporter, t0=self.start, board=self.shared,
                                               shared=shared, mapping=mapping, total=self.work_of[run.name])
+        control = None
+        if early:
+            spec.control, control = self.ctx.Pipe(duplex=False)
         parent_conn, child_conn = self.ctx.Pipe(duplex=False)
         process = self.ctx.Process(target=worker_main, args=(spec, child_conn),
                                    name=f"portfolio-{run.name}", daemon=False)
         process.start()
         child_conn.close()  # only the worker holds its end, so its death reads as EOF here
+        if spec.control is not None:
+            spec.control.close()
         key = prepare_key(backend)
         run.status, run.started = Status.RUNNING, round(self.now(), 4)
         run.phase = "prepare" if key else "solve"
+        if not key and not early:
+            run.searching = run.started
         if key:
             self.compiling[key] = run.name
         self.active.append(_Worker(run, backend, process, parent_conn, key,
-                                   solve_started=time.monotonic()))
+                                   solve_started=time.monotonic(), control=control))
         self.scheduler.started(process.pid, run.cores)
 
     def _launch_extra(self) -> None:
@@ -165,7 +240,7 @@ class Launching:
             pre = message[1]
             pre.original = self.problem
             if pre.reduced is not None:
-                _freeze(pre.reduced)
+                freeze(pre.reduced)
             self._use_presolved(pre, message[2])
         else:
             self.presolve_info = {"error": validate.note_text(str(message[1]).strip().splitlines()[-1])}

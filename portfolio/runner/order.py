@@ -27,6 +27,11 @@ SAFETY_WAIT = 3.0
 """The longest the others wait for the safety net at the start, and the longest an early stop on a
 claim waits for it (:mod:`.stopping`)."""
 
+WAIT_SAFETY = "waiting for the safety net (quick backends first)"
+WAIT_PRESOLVE = "waiting for presolve"
+"""The two waits an early set-up overlaps (:meth:`.launch.Launching._may_set_up_early`): the
+backend's ``prepare`` runs meanwhile, its problem comes when the wait is over."""
+
 EXTRA_MIN_SECONDS = 2.0
 """No extra seed copy is started with less time than this before the backends' deadline."""
 
@@ -52,8 +57,9 @@ class StartOrder:
     Uses ``hold``, ``safety_until``, ``waiting``, ``active``, ``presolve_job``, ``compiling``,
     ``runs``, ``copies``, ``cores``, ``soft_deadline`` and ``options``."""
 
-    def _blocked(self, backend: BackendLike) -> Optional[str]:
-        """Why a waiting backend cannot start yet, or None."""
+    def _blocked(self, backend: BackendLike, started: bool = False) -> Optional[str]:
+        """Why a waiting backend cannot start yet (``started``: one set up early, which waits for
+        its problem; the compile rule is behind it), or None."""
         held = self.hold(backend) if self.hold is not None else None
         if held:
             return held
@@ -61,9 +67,11 @@ class StartOrder:
             pending = any(is_safety_net(b) for b in self.waiting)
             running = any(not w.done and is_safety_net(w.backend) for w in self.active)
             if pending or running:
-                return "waiting for the safety net (quick backends first)"
+                return WAIT_SAFETY
         if backend.capabilities.reduced and self.presolve_job is not None:
-            return "waiting for presolve"
+            return WAIT_PRESOLVE
+        if started:
+            return None
         key = prepare_key(backend)
         if key is not None and key in self.compiling:
             return f"waiting for compilation by {self.compiling[key]}"

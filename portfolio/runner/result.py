@@ -77,7 +77,8 @@ class BackendRun:
     cores: int = 1                 # PORTFOLIO_CORES given to the worker
     cpu_seconds: Optional[float] = None   # user+system CPU of the worker's process, from /proc
     prepare_seconds: Optional[float] = None
-    phase: str = ""                # "prepare" or "solve" while running
+    phase: str = ""                # "prepare", "ready" (set up, its problem to come) or "solve"
+    searching: Optional[float] = None   # seconds since the start when its solve() began
     bounds: list[BoundPoint] = field(default_factory=list)   # in-run bounds, as received
     demand: str = "normal"         # CPU demand the backend declared last ("low": nice 19)
     demand_note: str = ""
@@ -110,6 +111,7 @@ class BackendRun:
             "cores": self.cores,
             "cpu_seconds": self.cpu_seconds,
             "prepare_seconds": self.prepare_seconds,
+            "searching": self.searching,
             "demand": self.demand,
             "demand_note": self.demand_note,
             "traceback": self.traceback,

@@ -26,6 +26,8 @@ class _Worker:
     key: Optional[str]
     done: bool = False
     solve_started: float = 0.0
+    control: Optional[Connection] = None
+    """An early set-up's go channel until the parent sent go (:mod:`.launch`)."""
 
 
 
@@ -64,8 +66,12 @@ class Supervision:
     def _handle(self, worker: _Worker, kind: str, fields: tuple) -> None:
         run = worker.run
         if kind == "prepared":
-            run.prepare_seconds, run.phase = round(fields[0], 3), "solve"
-            worker.solve_started = time.monotonic()
+            run.prepare_seconds = round(fields[0], 3)
+            if worker.control is not None:   # set up early: its problem comes with go
+                run.phase = "ready"
+            else:
+                run.phase, run.searching = "solve", round(self.now(), 4)
+                worker.solve_started = time.monotonic()
             if fields[1]:
                 run.note, run.traceback = f"prepare failed: {fields[1][0]}", fields[1][1]
             self._release(worker)

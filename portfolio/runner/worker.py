@@ -289,6 +289,39 @@ class WorkerSpec:
     fresher: bool = True
     """Take the portfolio's best plan as the warm start when one is there at ``solve`` time (False:
     a backend that starts cold in a re-solve keeps its ``warm_start``)."""
+    control: Optional[Connection] = None
+    """An early start (its set-up while presolve runs): after ``prepare`` the worker waits here for
+    ``("go", presolved_file_or_None, warm_start)`` and solves the presolved problem read from that
+    file (None: the original one, ``problem``)."""
+
+
+def freeze(obj: object) -> None:
+    """Make the numpy arrays of an unpickled Problem (and its Capacity) read-only again, as the
+    loader leaves them: numba compiles read-only and writable arrays as different types, so a
+    writable copy would miss every cached kernel and compile in the worker."""
+    for value in vars(obj).values():
+        if isinstance(value, np.ndarray):
+            value.setflags(write=False)
+        elif hasattr(value, "__dataclass_fields__"):
+            freeze(value)
+
+
+def _await_problem(spec: "WorkerSpec", reporter: "PipeReporter") -> tuple[Problem, object]:
+    """An early-started worker's problem and warm start, once the parent says go: the presolved
+    problem from the file it names (plans then map back through it), else the original."""
+    import pickle
+
+    message = spec.control.recv()   # EOFError when the parent is gone: the worker ends
+    _, path, warm = message
+    if path is None:
+        return spec.problem, warm
+    with open(path, "rb") as fh:
+        pre = pickle.load(fh)
+    pre.original = spec.problem
+    if pre.reduced is not None:
+        freeze(pre.reduced)
+    reporter.mapping = pre
+    return pre.reduced, warm
 
 
 def wall_deadline(monotonic_deadline: float) -> float:
@@ -323,12 +356,14 @@ def worker_main(spec: WorkerSpec, conn: Connection) -> None:
             except Exception:  # noqa: BLE001 -- told to the parent; solve may still work
                 error = traceback.format_exc()
             reporter.send(("prepared", time.perf_counter() - t, error), final=False)
-        warm = spec.warm_start
+        problem, warm = spec.problem, spec.warm_start
+        if spec.control is not None:   # set up early: the problem comes when the parent says go
+            problem, warm = _await_problem(spec, reporter)
         if spec.shared is not None and spec.fresher:
             fresher = reporter.best()  # the portfolio may have found better while we set up
             warm = fresher if fresher is not None else warm
-        result = spec.backend.solve(spec.problem, wall_deadline(spec.deadline), spec.seed, warm, reporter)
-        reporter.send(("done", _plain_result(result, spec.mapping)))
+        result = spec.backend.solve(problem, wall_deadline(spec.deadline), spec.seed, warm, reporter)
+        reporter.send(("done", _plain_result(result, reporter.mapping)))
     except BaseException:  # noqa: BLE001 -- everything goes back to the parent as text
         reporter.send(("error", traceback.format_exc()))
     finally:
