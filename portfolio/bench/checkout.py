@@ -8,7 +8,7 @@ or a Python interpreter whose environment has the package installed. That code r
 members (``portfolio`` is *its* default set) and runs the task with its own
 ``portfolio.bench.task.run_task``, so the row is that code's answer in the row format; the row
 also records which code ran (``checkout``: path, interpreter, commit, where ``portfolio`` was
-imported from).
+imported from, and its built-in backends).
 
 The subprocess runs a short bootstrap (:data:`BOOTSTRAP`) that uses only what every checkout with
 ``portfolio bench`` has (``Task``, ``run_task``, ``resolve_configurations``), so an older checkout
@@ -71,6 +71,11 @@ import portfolio
 from portfolio.bench import plan
 out = {"portfolio": os.path.dirname(os.path.abspath(portfolio.__file__)),
        "task_fields": [f.name for f in dataclasses.fields(plan.Task)]}
+try:
+    import portfolio_plugins
+    out["plugins"] = os.path.dirname(os.path.abspath(portfolio_plugins.__file__))
+except Exception:
+    pass
 try:
     if spec["mode"] == "resolve":
         params = inspect.signature(plan.resolve_configurations).parameters
@@ -241,8 +246,7 @@ def run_elsewhere(task: Task) -> dict:
         row.update(started_at=started, finished_at=now_iso(),
                    wall_seconds=round(time.monotonic() - t0, 3), machine=machine_info())
     stamp = task.checkout.describe()
-    if answer.get("portfolio"):
-        stamp["portfolio"] = answer["portfolio"]
+    stamp.update({k: answer[k] for k in ("portfolio", "plugins") if answer.get(k)})
     if task.checkout.root is None and isinstance(row.get("git"), dict):
         stamp.update({k: row["git"].get(k) for k in ("commit", "dirty")})
     row["checkout"] = stamp
