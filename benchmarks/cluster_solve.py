@@ -1,14 +1,13 @@
-"""One solve across a Dask cluster (issue 22): against the plain local run, problem transfer, and
-how fast an incumbent reaches the other shards.
+"""One solve across a Dask cluster (issue 22): the cluster's own costs, which no bench row shows:
+how the problem reaches the shards and how fast an incumbent reaches the other shards.
+Figures: docs/benchmarks/distributed.md. (The cluster's plan quality against the plain local run
+was this script's `compare` part, an alternated sweep; its rows are bench rows in
+runs/curated/distributed/compare-round*. A cluster solve is a run option of `portfolio solve`,
+not a configuration `portfolio bench` can sweep yet.)
 
 Every run is ``portfolio solve FILE -t SECONDS --seed S --json -q`` in a fresh process, as a user
 would type it; the wall time is measured from before the process starts to its exit.
 
-- ``compare``: the plain local run against ``--dask-workers 2`` on the same machine, for every
-  instance and seed, **alternated** (seed-major, the two variants back to back, their order
-  swapped every seed), so that a drift of the machine spreads over both. Prints the score (best
-  known / cost) per seed, the mean per variant and instance, walls, and the cluster's start-up
-  (the driver's time until the shards were submitted, and until their problem was loaded).
 - ``transfer``: ``--dask-problem path`` against ``scatter`` on one instance (default A, the
   largest): seconds until the shards were submitted, until each had loaded its problem, and the
   bytes scattered.
@@ -17,9 +16,8 @@ would type it; the wall time is measured from before the process starts to its e
   incumbent to every other shard's process having it (``cluster.sharing_latency_s``), plan sizes,
   messages and publishes per second.
 
-    python benchmarks/distributed.py compare [--instances K,M,N,S] [--seconds 60] [--seeds 0,1,2]
-    python benchmarks/distributed.py transfer [--instances A] [--seconds 30] [--seeds 0,1,2]
-    python benchmarks/distributed.py sharing [--instances N] [--seconds 30] [--workers 4,6]
+    python benchmarks/cluster_solve.py transfer [--instances A] [--seconds 30] [--seeds 0,1,2]
+    python benchmarks/cluster_solve.py sharing [--instances N] [--seconds 30] [--workers 4,6]
 
 Each run's JSON goes to ``runs/<name>/``.
 """
@@ -28,17 +26,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
-import time
 from pathlib import Path
-from typing import Optional
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from backends import best_known, run_json  # noqa: E402
+from common import REPO, instance_path, run_json
 
 
 def solve(path: Path, seconds: float, seed: int, extra: list[str], out: Path) -> dict:
@@ -51,8 +42,7 @@ def solve(path: Path, seconds: float, seed: int, extra: list[str], out: Path) ->
 
 
 def instance(name: str) -> tuple[str, Path]:
-    full = f"asplos-2025-iopddl-{name}"
-    return full, SHARED / "benchmarks" / f"{full}.json.gz"
+    return f"asplos-2025-iopddl-{name}", instance_path(name)
 
 
 def startup(data: dict) -> dict:
@@ -64,46 +54,6 @@ def startup(data: dict) -> dict:
     return {"submitted": None if submitted is None else round(submitted, 2),
             "first_ready": min(ready) if ready else None, "last_ready": max(ready) if ready else None,
             "driver_load": round(load, 2)}
-
-
-def compare(args: argparse.Namespace, out_dir: Path) -> None:
-    best = best_known()
-    variants = {"local": [], "dask-workers-2": ["--dask-workers", "2"]}
-    scores: dict[tuple[str, str], list[Optional[float]]] = {}
-    walls: dict[str, list[float]] = {v: [] for v in variants}
-    starts: list[dict] = []
-    for k, seed in enumerate(args.seeds):
-        for inst in args.instances:
-            full, path = instance(inst)
-            order = list(variants) if k % 2 == 0 else list(reversed(variants))
-            for variant in order:
-                data = solve(path, args.seconds, seed, variants[variant],
-                             out_dir / f"{inst}-{variant}-s{seed}.json")
-                cost = data.get("cost")
-                score = best[full] / cost if cost and full in best else None
-                scores.setdefault((inst, variant), []).append(score)
-                walls[variant].append(data["wall_s"])
-                if variant != "local":
-                    starts.append(dict(startup(data), instance=inst, seed=seed))
-                print(f"# {time.strftime('%H:%M:%S')} {inst} {variant} seed {seed}: "
-                      f"{'-' if score is None else f'{score:.4f}'} (wall {data['wall_s']} s)",
-                      flush=True)
-    print(f"\n| instance | variant | {' | '.join(f'seed {s}' for s in args.seeds)} | mean |")
-    print("|---|---|" + "---:|" * (len(args.seeds) + 1))
-    for (inst, variant), vals in sorted(scores.items()):
-        ok = [v for v in vals if v is not None]
-        cells = ["-" if v is None else f"{v:.3f}" for v in vals]
-        mean = f"{statistics.mean(ok):.4f}" if ok else "-"
-        print(f"| {inst} | {variant} | {' | '.join(cells)} | **{mean}** |")
-    for variant in variants:
-        every = [v for (i, var), vals in scores.items() if var == variant for v in vals if v]
-        print(f"\n{variant}: mean score {statistics.mean(every):.4f} over {len(every)} runs; wall "
-              f"max {max(walls[variant]):.2f} s (limit {args.seconds:g} s)")
-    print("\n| instance | seed | shards submitted (s) | first shard loaded (s) | last (s) | driver load (s) |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for s in starts:
-        print(f"| {s['instance']} | {s['seed']} | {s['submitted']} | {s['first_ready']} | "
-              f"{s['last_ready']} | {s['driver_load']} |")
 
 
 def transfer(args: argparse.Namespace, out_dir: Path) -> None:
@@ -151,22 +101,22 @@ def sharing(args: argparse.Namespace, out_dir: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("mode", choices=["compare", "transfer", "sharing"])
+    ap.add_argument("mode", choices=["transfer", "sharing"])
     ap.add_argument("--instances", default=None)
     ap.add_argument("--seconds", type=float, default=None)
     ap.add_argument("--seeds", default="0,1,2")
     ap.add_argument("--workers", default="4,6")
     ap.add_argument("--name", default=None)
     args = ap.parse_args()
-    defaults = {"compare": ("K,M,N,S", 60.0), "transfer": ("A", 30.0), "sharing": ("N", 30.0)}
+    defaults = {"transfer": ("A", 30.0), "sharing": ("N", 30.0)}
     inst, secs = defaults[args.mode]
     args.instances = (args.instances or inst).split(",")
     args.seconds = args.seconds or secs
     args.seeds = [int(s) for s in args.seeds.split(",")]
     args.workers = [int(w) for w in args.workers.split(",")]
-    out_dir = REPO / "runs" / (args.name or f"distributed-{args.mode}")
+    out_dir = REPO / "runs" / (args.name or f"cluster-{args.mode}")
     out_dir.mkdir(parents=True, exist_ok=True)
-    {"compare": compare, "transfer": transfer, "sharing": sharing}[args.mode](args, out_dir)
+    {"transfer": transfer, "sharing": sharing}[args.mode](args, out_dir)
 
 
 if __name__ == "__main__":

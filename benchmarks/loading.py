@@ -1,13 +1,22 @@
-"""How loading and evaluation scale with instance size, on synthetic contest-shaped instances.
+"""Loading, evaluating and converting instances: what a problem file costs before any solving.
+Figures: docs/benchmarks/core.md (load, evaluate, scaling) and docs/benchmarks/adapters.md
+(conversion).
 
-For each size: generate (:func:`portfolio.generate.generate_problem`), write uncompressed JSON to a
-temporary directory, then load and evaluate it in a *fresh* Python process, so the peak RSS reported
-is the loader's own and not the generator's. Prints (and optionally saves) a markdown table.
+    python benchmarks/loading.py core [--bench ../shared/benchmarks] [NAMES...]
+        each shared instance in a fresh Python process (so the peak RSS is that of a user running
+        ``portfolio info`` on it, interpreter, numpy and numba included): loading from the gzip file
+        to a validated Problem, derived structures, the median of 20 exact evaluations of the
+        min-usage plan
+    python benchmarks/loading.py scaling --sizes 10000 30000 100000 300000 [--big] [--out FILE]
+        synthetic contest-shaped instances (portfolio.generate), written as JSON to a temporary
+        folder, then loaded and evaluated in a fresh process; --big adds a contest-W/Y-sized file
+        (~1.3 GB of JSON), which must load in well under a minute and 12 GB
+    python benchmarks/loading.py convert [--instances A,B,G,K,M,N,S] [--text]
+        contest JSON to XLA's binary request and back (checked identical), and with --text to a
+        text request, each step in a fresh process: wall time and peak memory, as `portfolio
+        convert` does it
 
-    python benchmarks/scaling.py --sizes 10000 30000 100000 300000 --big --out scaling.md
-
-``--big`` adds a contest-W/Y-sized file (~1.3 GB of JSON: 60k nodes, ~100k edges); the project
-requires it to load in well under a minute and 12 GB.
+Prints markdown tables.
 """
 
 from __future__ import annotations
@@ -22,7 +31,52 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from common import BENCH, REPO, existing, instance_path
+
+
+
+_CORE_CHILD = r"""
+import json, resource, statistics, sys, time
+t = time.perf_counter()
+import numpy, numba
+import portfolio.io, portfolio.evaluate, portfolio.jsonscan
+imports = time.perf_counter() - t
+from portfolio.io import load_problem
+from portfolio.evaluate import evaluate
+t = time.perf_counter()
+p = load_problem(sys.argv[1])
+load = time.perf_counter() - t
+rss_after_load = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+t = time.perf_counter()
+p.time_points; p.interval_point_range; p.incidence_offsets; p.adjacency_offsets
+derived = time.perf_counter() - t
+plan = p.min_usage_strategies
+evaluate(p, plan)
+times = []
+for _ in range(20):
+    t = time.perf_counter(); evaluate(p, plan); times.append(time.perf_counter() - t)
+print(json.dumps({"nodes": p.num_nodes, "edges": p.num_edges, "imports": imports, "load": load,
+                  "rss_load_mb": rss_after_load, "derived": derived,
+                  "eval_ms": 1000 * statistics.median(times)}))
+"""
+
+
+def core_main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("names", nargs="*", default=list("ABGKMNS"))
+    ap.add_argument("--bench", type=Path, default=BENCH)
+    args = ap.parse_args()
+    print("| instance | nodes | edges | imports s | load s | peak RSS after load MB | "
+          "derived structures s | evaluate ms |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name, path in existing(args.bench, args.names):
+        out = subprocess.run([sys.executable, "-c", _CORE_CHILD, str(path)], capture_output=True,
+                             text=True, check=True, cwd=REPO)
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        print(f"| {name} | {r['nodes']:,} | {r['edges']:,} | {r['imports']:.2f} | {r['load']:.2f} | "
+              f"{r['rss_load_mb']:.0f} | {r['derived']:.2f} | {r['eval_ms']:.1f} |")
+
+
 
 # Generation and writing run in a child too: a parent that had held a big instance would pass its
 # RSS high-water mark on to every process it starts (Linux keeps ru_maxrss across fork and exec),
@@ -154,7 +208,7 @@ def markdown(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+def scaling_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 30_000, 100_000, 300_000],
                         help="node counts to measure")
@@ -168,8 +222,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+def scaling_main(argv: list[str] | None = None) -> int:
+    args = scaling_args(argv)
     workdir = Path(tempfile.mkdtemp(prefix="iopddl-scaling-", dir=args.tmp))
     rows: list[Row] = []
     try:
@@ -194,5 +248,74 @@ def _cpu_count() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+
+_CONVERT_CHILD = r"""
+import json, resource, sys, time
+t0 = time.perf_counter()
+from portfolio.adapters.formats import read_any, save_any
+src, dst, check = sys.argv[1:4]
+conv = read_any(src)
+t1 = time.perf_counter()
+save_any(conv.problem, dst)
+t2 = time.perf_counter()
+same = None
+if check:
+    import numpy as np
+    from portfolio.io import load_problem
+    a, b = load_problem(check), load_problem(dst)
+    same = all(np.array_equal(getattr(a, k), getattr(b, k)) for k in (
+        "strategy_offsets", "node_costs", "interval_start", "interval_end", "interval_usages",
+        "edge_nodes", "edge_costs")) and a.usage_limit == b.usage_limit
+print(json.dumps({"read": t1 - t0, "write": t2 - t1, "total": t2 - t0, "same": same,
+                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def convert_step(src: Path, dst: Path, check: Path | None = None) -> dict:
+    out = subprocess.run([sys.executable, "-c", _CONVERT_CHILD, str(src), str(dst), str(check or "")],
+                         capture_output=True, text=True, check=True)
+    row = json.loads(out.stdout)
+    row["bytes"] = dst.stat().st_size
+    return row
+
+
+def convert_main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--instances", default="A,B,G,K,M,N,S")
+    parser.add_argument("--text", action="store_true", help="also write text requests (slow)")
+    args = parser.parse_args()
+    print("| instance | step | total s (read + write) | peak RSS MB | output MB | identical |")
+    print("|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.instances.split(","):
+            src = instance_path(name)
+            if not src.is_file():
+                print(f"| {name} | missing: {src} | | | | |")
+                continue
+            pb, back, txt = (Path(tmp) / f"{name}{ext}" for ext in (".pb", ".json.gz", ".txtpb"))
+            steps = [("json.gz -> pb", src, pb, None), ("pb -> json.gz", pb, back, src)]
+            if args.text:
+                steps.append(("json.gz -> txtpb", src, txt, None))
+            for label, a, b, check in steps:
+                r = convert_step(a, b, check)
+                same = "" if r["same"] is None else ("yes" if r["same"] else "**NO**")
+                print(f"| {name} | {label} | {r['total']:.2f} ({r['read']:.2f} + {r['write']:.2f}) | "
+                      f"{r['rss_mb']:.0f} | {r['bytes'] / 2**20:.1f} | {same} |", flush=True)
+
+
+MODES = {"core": (core_main, False), "scaling": (scaling_main, False), "convert": (convert_main, False)}
+"""Each part's command: ``python benchmarks/loading.py PART [its own options]``."""
+
+
+def main() -> None:
+    if len(sys.argv) < 2 or sys.argv[1] not in MODES:
+        print(__doc__)
+        raise SystemExit("usage: python benchmarks/loading.py {core,scaling,convert} ...")
+    run, keep = MODES[sys.argv[1]]
+    if not keep:   # the part's own parser does not take the part's name
+        sys.argv[0:2] = [f"{sys.argv[0]} {sys.argv[1]}"]
+    run()
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    main()
