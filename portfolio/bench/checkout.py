@@ -30,7 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from .plan import BenchError, Task
+from .plan import LABELLED, BenchError, Configuration, Task, option_set
 
 STARTUP_GRACE = 60.0
 """Seconds a subprocess may take beyond its task's own limit and grace (interpreter start, imports,
@@ -251,3 +251,17 @@ def run_elsewhere(task: Task) -> dict:
         stamp.update({k: row["git"].get(k) for k in ("commit", "dirty")})
     row["checkout"] = stamp
     return row
+
+
+def configuration_elsewhere(spec: str, raw: str, where: str, assignments: Sequence[str],
+                            config: Optional[str], deterministic: bool) -> Configuration:
+    """A ``LABEL=MEMBERS@PATH`` configuration, resolved by the checkout's own code."""
+    match = LABELLED.match(spec)
+    if not match or not match.group(1).strip() or "/" in match.group(1):
+        raise BenchError(f"configuration {raw!r}: another checkout's configuration needs a name, "
+                         f"LABEL=MEMBERS@PATH (e.g. before=portfolio@../main)")
+    label, members = match.group(1).strip(), match.group(2).strip()
+    checkout = find_checkout(where)
+    backends, options, answer = resolve_elsewhere(checkout, label, members, assignments, config)
+    check_fields(label, checkout, answer.get("task_fields") or [], deterministic, options)
+    return Configuration(label, backends, option_set(options), checkout)

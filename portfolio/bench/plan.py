@@ -11,10 +11,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Sequence
-
-if TYPE_CHECKING:
-    from .checkout import Checkout
+from typing import Any, Callable, Optional, Sequence
 
 PORTFOLIO_CONFIGURATION = "portfolio"
 PLUGINS_ENV = "PORTFOLIO_PLUGINS"
@@ -53,8 +50,8 @@ class Configuration:
     name: str
     backends: tuple[str, ...]
     options: OptionSet = ()
-    checkout: Optional["Checkout"] = None
-    """Another checkout's code runs its tasks (``LABEL=MEMBERS@PATH``, :mod:`.checkout`)."""
+    checkout: Optional[Any] = None
+    """A :class:`.checkout.Checkout`: another checkout's code runs its tasks (``LABEL=MEMBERS@PATH``, :mod:`.checkout`)."""
 
     @property
     def is_portfolio(self) -> bool:
@@ -76,7 +73,7 @@ class Task:
     options: OptionSet = ()         # the configuration's backend options
     deterministic: bool = False     # deterministic mode (``--deterministic``)
     work: Optional[int] = None      # its work units (None: the runner's default)
-    checkout: Optional["Checkout"] = None  # another checkout's code runs the task
+    checkout: Optional[Any] = None  # a .checkout.Checkout: another checkout's code runs the task
 
     @property
     def key(self) -> tuple[str, str, int, int]:
@@ -198,7 +195,7 @@ def split_configurations(text: str) -> list[str]:
     return [i.strip() for i in items if i.strip()]
 
 
-_LABELLED = re.compile(r"^([^\[\]+=]+)=(.+)$")
+LABELLED = re.compile(r"^([^\[\]+=]+)=(.+)$")
 _MEMBER = re.compile(r"^([^\[\]]+?)(?:\[(.*)\])?$")
 
 
@@ -211,7 +208,7 @@ def parse_configuration(spec: str) -> tuple[str, tuple[str, ...], dict[str, dict
     from ..backend_options import OptionError, parse_bracket_options
 
     spec = spec.strip()
-    match = _LABELLED.match(spec)
+    match = LABELLED.match(spec)
     label, members_text = (match.group(1).strip(), match.group(2)) if match else (spec, spec)
     members: list[str] = []
     options: dict[str, dict[str, str]] = {}
@@ -248,7 +245,8 @@ def split_checkout(spec: str) -> tuple[str, Optional[str]]:
 def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool,
                            assignments: Sequence[str] = (),
                            config: Optional[str] = None,
-                           deterministic: bool = False) -> list[Configuration]:
+                           deterministic: bool = False,
+                           elsewhere: Optional[Callable[..., "Configuration"]] = None) -> list[Configuration]:
     """``backends`` -> one configuration per item (a backend, or a set ``a+b`` run together, each
     member with options in brackets, see :func:`parse_configuration`; ``LABEL=MEMBERS@PATH`` runs
     another checkout's code, resolved there: :mod:`.checkout`); ``portfolio`` -> all
@@ -256,7 +254,8 @@ def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool,
     options to every configuration, a member's brackets override them; a config file's
     ``[portfolio] backends`` is a configuration named after the file when nothing else is asked.
     Every option is checked against the backends' declarations here, before any task runs; with
-    ``deterministic``, so is every named backend's support of the mode."""
+    ``deterministic``, so is every named backend's support of the mode. ``elsewhere`` resolves a
+    ``LABEL=MEMBERS@PATH`` item (:func:`.checkout.configuration_elsewhere`, handed in by the sweep)."""
     from ..backend_options import OptionError
     from ..configure import config_from, gather, lookup_in
     from ..registry import Registry, RegistryError
@@ -270,7 +269,7 @@ def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool,
         raise BenchError(str(exc)) from None
     default_set = tuple(b.name for b in registry.select(None))
     local: list[str] = []
-    elsewhere: dict[str, Configuration] = {}
+    others: dict[str, Configuration] = {}
     order: list[str] = []
     for raw in backends or ():
         spec, where = split_checkout(raw)
@@ -278,11 +277,12 @@ def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool,
             local.append(spec)
             order.append("")
             continue
-        elsewhere_config = _elsewhere(spec, raw, where, assignments, config, deterministic)
-        elsewhere[str(len(order))] = elsewhere_config
+        if elsewhere is None:
+            raise BenchError(f"configuration {raw!r}: another checkout's code runs only in a sweep")
+        others[str(len(order))] = elsewhere(spec, raw, where, assignments, config, deterministic)
         order.append(str(len(order)))
     specs = [parse_configuration(spec) for spec in local]
-    if not specs and not elsewhere and not portfolio and settings is not None \
+    if not specs and not others and not portfolio and settings is not None \
             and settings.backends is not None:
         stem = Path(settings.path or "config").name.removesuffix(".toml")
         specs = [(stem, settings.backends, {})]
@@ -313,7 +313,7 @@ def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool,
             raise BenchError(f"configuration {label!r}: {exc}") from None
         made.append(Configuration(label, tuple(names), option_set(options)))
     local_made = iter(made)
-    configs = [next(local_made) if key == "" else elsewhere[key] for key in order]
+    configs = [next(local_made) if key == "" else others[key] for key in order]
     if portfolio:
         if not default_set:
             raise BenchError("--portfolio: no backend is available; see `portfolio backends`")
@@ -327,22 +327,6 @@ def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool,
     if len({c.name for c in configs}) != len(configs):
         raise BenchError("a configuration is listed twice in --backends")
     return configs
-
-
-def _elsewhere(spec: str, raw: str, where: str, assignments: Sequence[str], config: Optional[str],
-               deterministic: bool) -> Configuration:
-    """A ``LABEL=MEMBERS@PATH`` configuration, resolved by the checkout's own code."""
-    from .checkout import check_fields, find_checkout, resolve_elsewhere
-
-    match = _LABELLED.match(spec)
-    if not match or not match.group(1).strip() or "/" in match.group(1):
-        raise BenchError(f"configuration {raw!r}: another checkout's configuration needs a name, "
-                         f"LABEL=MEMBERS@PATH (e.g. before=portfolio@../main)")
-    label, members = match.group(1).strip(), match.group(2).strip()
-    checkout = find_checkout(where)
-    backends, options, answer = resolve_elsewhere(checkout, label, members, assignments, config)
-    check_fields(label, checkout, answer.get("task_fields") or [], deterministic, options)
-    return Configuration(label, backends, option_set(options), checkout)
 
 
 def _check_deterministic(registry: Any, label: str, named: Sequence[str], names: Sequence[str]) -> None:

@@ -14,6 +14,7 @@ from typing import Callable, Optional, Sequence
 
 from ..results import read_rows
 from .environment import git_revision, machine_info, now_iso, package_versions
+from .checkout import configuration_elsewhere
 from .parallel import parallel_rows
 from .plan import (PLUGINS_ENV, BenchError, Configuration, expand_instances, option_dict,
                    plan_tasks, resolve_configurations, resolve_instances)
@@ -95,7 +96,8 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
     if work is not None and work < 1:
         raise BenchError("--work must be a positive number of work units")
     deterministic = deterministic or work is not None
-    configs = resolve_configurations(backends, portfolio, assignments, config, deterministic)
+    configs = resolve_configurations(backends, portfolio, assignments, config, deterministic,
+                                     elsewhere=configuration_elsewhere)
     distributed = dask_scheduler is not None
     if jobs is None:
         jobs = -1 if distributed else 1

@@ -297,12 +297,9 @@ def run_task(task: Task) -> dict:
     """One task, start to end, never raising: the joblib unit of work (picklable, top level).
 
     The returned row carries the plan under ``"solution"``; the sweep writes it to ``solutions/``.
-    A task of another checkout's configuration runs in that checkout's interpreter (:mod:`.checkout`).
+    (A task of another checkout's configuration goes to :func:`.checkout.run_elsewhere` instead:
+    :func:`.parallel.run_any`.)
     """
-    if task.checkout is not None:
-        from .checkout import run_elsewhere
-
-        return run_elsewhere(task)
     with contextlib.suppress(Exception):
         warm_up()
     t0 = time.monotonic()
