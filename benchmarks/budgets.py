@@ -1,4 +1,5 @@
 """Memory budgets (issue 32): the targets of docs/budgets.md, one part per target.
+Figures: docs/benchmarks/budgets.md.
 
     python benchmarks/budgets.py infeasible [-i B,G]         limit below the least peak: proven, < 5 s
     python benchmarks/budgets.py tight [-i A,K] [-t 20]      limit 10 % below a best plan's peak

@@ -1,4 +1,5 @@
 """Work units of the exact backends (cpsat, maxsat) in deterministic mode: calibration and checks.
+Figures: docs/benchmarks/determinism.md.
 
     python benchmarks/determinism_exact.py calibrate [--engine cpsat|maxsat] [--instances B,G,K]
                                                      [--windows 30] [--units 2000]
@@ -35,7 +36,7 @@ import time
 
 import numpy as np
 
-from exact import fmt, header, presolved
+from common import fmt, header, presolved
 
 
 def _plan(problem):

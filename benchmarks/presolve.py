@@ -1,4 +1,5 @@
 """Exact presolve (``portfolio.presolve``) on the shared contest instances: sizes before -> after.
+Figures: docs/benchmarks/presolve.md.
 
 For each instance: nodes, free nodes (more than one strategy), strategies, edges, edge-table entries
 and time points before -> after, the presolve time (numba kernels already compiled or loaded from
@@ -15,7 +16,7 @@ import json
 import time
 from pathlib import Path
 
-from instances import existing
+from common import existing
 
 REPO = Path(__file__).resolve().parents[1]
 

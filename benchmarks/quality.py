@@ -1,4 +1,7 @@
 """Issue 33's table: plan quality at the contest limits, per instance and seed, before and after.
+Figures: docs/benchmarks/quality.md and docs/benchmarks.md. It measures nothing itself: it reads
+bench runs for what `portfolio report` does not show (whose plans carried the descent, CPU seconds
+per backend, the 2026 winner's median).
 
 Reads ``portfolio bench`` run folders (one per variant, same instances and seeds, e.g. made with
 ``portfolio bench FILES --portfolio --contest-timeouts --seeds 0-2 --name NAME``) and prints
@@ -21,12 +24,15 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-REFERENCE = REPO.parent / "shared" / "reference"
+from common import SHARED, best_known
+
+REFERENCE = SHARED / "reference"
 
 
 def anchors() -> dict[str, dict[str, int]]:
-    """Per benchmark (``asplos-2025-iopddl-X``): contest best, winner's 2026 median, bounds."""
+    """Per benchmark (``asplos-2025-iopddl-X``): the winner's 2026 median, bounds (the 2026 anchors,
+    shared reference data the package does not ship); the contest's best known cost comes from the
+    library (:func:`common.best_known`)."""
     out: dict[str, dict[str, int]] = {}
     path = REFERENCE / "anchors_2026.csv"
     if not path.exists():
@@ -75,6 +81,7 @@ def main() -> None:
     args = parser.parse_args()
     names = args.names.split(",") if args.names else [Path(r).name for r in args.runs]
     ref = anchors()
+    known = best_known()
     print("| instance | seed | variant | cost | score | vs 2026 median | at %gs | winner | descent by | bound | CPU s per backend |"
           % args.at)
     print("|---|---:|---|---:|---:|---:|---:|---|---|---:|---|")
@@ -86,12 +93,13 @@ def main() -> None:
     for inst, seed, name in sorted(rows_by, key=lambda k: (k[0], k[1], names.index(k[2]))):
         row = rows_by[(inst, seed, name)]
         a = ref.get(inst, {})
+        best = known.get(inst)
         cost = row["cost"] if row.get("feasible") else None
-        score = a["contest_best_cost"] / cost if cost and a else None
+        score = best / cost if cost and best else None
         median = a["winner_2026_median_cost_8cores"] / cost if cost and a else None
         early = rescore_row(row, args.at)
         early_cost = early["cost"] if early.get("feasible") else None
-        early_score = a["contest_best_cost"] / early_cost if early_cost and a else None
+        early_score = best / early_cost if early_cost and best else None
         cpu = cpu_by_backend(row)
         shares = improvement_shares(row)
         descent = ", ".join(f"{b} {100 * v:.0f} %" for b, v in sorted(shares.items(), key=lambda kv: -kv[1])

@@ -1,6 +1,6 @@
 """Re-solves after the changes a compiler meets, warm from the previous plan against cold runs
 (what `portfolio bench` cannot do: each run starts from a plan mapped from another problem).
-Figures: docs/benchmarks/resolve.md.
+Figures: docs/benchmarks/determinism.md ("Re-solves after a change").
 
     python benchmarks/resolve.py [--instances K,N,S] [--seconds 10,30] [--seeds 0,1,2]
         [--base 60] [--changes budget,costs,strategies] [--variants cold,warm:all,warm:toulbar2]
@@ -34,7 +34,7 @@ import dataclasses
 
 import numpy as np
 
-from exact import fmt, header
+from common import fmt, header
 from warm_start import instance, plan_of
 
 TIGHTER = 0.97

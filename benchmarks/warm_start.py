@@ -21,7 +21,7 @@ import json
 import time
 from pathlib import Path
 
-from exact import SHARED, fmt, header
+from common import SHARED, fmt, header
 
 REPO = Path(__file__).resolve().parents[1]
 PLANS = REPO / "runs" / "warm_start"

@@ -1,11 +1,14 @@
 """The contest instances: the library's loader and evaluator against an independent reading of the
-files (gzip + json, Python ints, a difference array over the integer time horizon)."""
+files (gzip + json, Python ints, a difference array over the integer time horizon); and the scripts
+in benchmarks/: few, plainly named, each naming the docs page of its figures."""
 
 from __future__ import annotations
 
 import gzip
+import re
 import json
 from itertools import accumulate
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -111,3 +114,40 @@ def test_info_json_on_B():
     assert summary["usage_limit"] == raw["usage_limit"]
     assert summary["zero_length_intervals"] == sum(1 for a, b in nodes["intervals"] if a == b)
     assert summary["distinct_time_points"] == len({a for a, b in nodes["intervals"] if b > a})
+
+
+# ------------------------------------------------------------------ the scripts in benchmarks/
+SCRIPTS = sorted((Path(__file__).resolve().parents[1] / "benchmarks").glob("*.py"))
+
+
+def test_benchmarks_folder_is_small_and_plain():
+    """At most 15 scripts, none named like an importable module it would shadow when it runs
+    (a script's folder comes first on sys.path), none reading the reference CSVs itself or keeping
+    results in a format of its own (sweeps are `portfolio bench`, docs/bench.md)."""
+    import importlib.util
+    import sys
+
+    assert 0 < len(SCRIPTS) <= 15, [p.name for p in SCRIPTS]
+    for path in SCRIPTS:
+        stem = path.stem
+        assert stem not in sys.stdlib_module_names, f"{path.name} shadows the standard library's {stem}"
+        assert importlib.util.find_spec(stem) is None, f"{path.name} shadows the installed {stem}"
+        text = path.read_text()
+        assert "best_known.csv" not in text, f"{path.name}: read reference costs through portfolio.data.contest"
+        for own in ("rows.jsonl", "runs.csv", "table.md"):
+            assert own not in text, f"{path.name} writes {own}: results go through portfolio bench"
+
+
+@pytest.mark.parametrize("path", SCRIPTS, ids=lambda p: p.name)
+def test_each_script_names_the_page_its_figures_go_to(path):
+    import ast
+
+    repo = Path(__file__).resolve().parents[1]
+    doc = ast.get_docstring(ast.parse(path.read_text())) or ""
+    assert doc, f"{path.name} has no docstring"
+    if path.stem == "common":
+        return
+    pages = re.findall(r"docs/[\w/.-]+\.md", doc)
+    assert pages, f"{path.name}: its docstring names no docs page"
+    for page in pages:
+        assert (repo / page).is_file(), f"{path.name} names {page}, which does not exist"

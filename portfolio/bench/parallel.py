@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Iterator, Optional
 
+from .checkout import run_elsewhere
 from .plan import BenchError, Task
 from .task import run_task
 
@@ -14,11 +15,16 @@ DASK_CONNECT_TIMEOUT = 30.0
 """Seconds to wait for the Dask scheduler before giving up."""
 
 
+def run_any(task: Task) -> dict:
+    """One task, this checkout's code or another's (``LABEL=MEMBERS@PATH``): the unit of work."""
+    return run_task(task) if task.checkout is None else run_elsewhere(task)
+
+
 def parallel_rows(tasks: list[Task], jobs: int, dask_scheduler: Optional[str],
                   guard: float) -> Iterator[dict]:
     from joblib import Parallel, delayed, parallel_config
 
-    calls = (delayed(run_task)(t) for t in tasks)
+    calls = (delayed(run_any)(t) for t in tasks)
     if dask_scheduler is None:
         guard_kw = {} if jobs == 1 else {"timeout": guard}  # sequential: no joblib timeout
         yield from Parallel(n_jobs=jobs, backend="loky", return_as="generator_unordered",
@@ -38,7 +44,7 @@ def parallel_rows(tasks: list[Task], jobs: int, dask_scheduler: Optional[str],
             from distributed import as_completed
 
             with client.as_current():
-                futures = client.map(run_task, tasks, pure=False)
+                futures = client.map(run_any, tasks, pure=False)
                 for future in as_completed(futures):
                     yield future.result()
             return

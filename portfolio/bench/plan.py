@@ -11,7 +11,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 PORTFOLIO_CONFIGURATION = "portfolio"
 PLUGINS_ENV = "PORTFOLIO_PLUGINS"
@@ -50,6 +50,8 @@ class Configuration:
     name: str
     backends: tuple[str, ...]
     options: OptionSet = ()
+    checkout: Optional[Any] = None
+    """A :class:`.checkout.Checkout`: another checkout's code runs its tasks (``LABEL=MEMBERS@PATH``, :mod:`.checkout`)."""
 
     @property
     def is_portfolio(self) -> bool:
@@ -69,6 +71,9 @@ class Task:
     plugins: Optional[str] = None   # PORTFOLIO_PLUGINS to use where the task runs
     jobs: int = 1                   # tasks running at once (for workers=None on a Dask worker)
     options: OptionSet = ()         # the configuration's backend options
+    deterministic: bool = False     # deterministic mode (``--deterministic``)
+    work: Optional[int] = None      # its work units (None: the runner's default)
+    checkout: Optional[Any] = None  # a .checkout.Checkout: another checkout's code runs the task
 
     @property
     def key(self) -> tuple[str, str, int, int]:
@@ -190,7 +195,7 @@ def split_configurations(text: str) -> list[str]:
     return [i.strip() for i in items if i.strip()]
 
 
-_LABELLED = re.compile(r"^([^\[\]+=]+)=(.+)$")
+LABELLED = re.compile(r"^([^\[\]+=]+)=(.+)$")
 _MEMBER = re.compile(r"^([^\[\]]+?)(?:\[(.*)\])?$")
 
 
@@ -203,7 +208,7 @@ def parse_configuration(spec: str) -> tuple[str, tuple[str, ...], dict[str, dict
     from ..backend_options import OptionError, parse_bracket_options
 
     spec = spec.strip()
-    match = _LABELLED.match(spec)
+    match = LABELLED.match(spec)
     label, members_text = (match.group(1).strip(), match.group(2)) if match else (spec, spec)
     members: list[str] = []
     options: dict[str, dict[str, str]] = {}
@@ -226,15 +231,31 @@ def parse_configuration(spec: str) -> tuple[str, tuple[str, ...], dict[str, dict
     return label, tuple(members), options
 
 
+def split_checkout(spec: str) -> tuple[str, Optional[str]]:
+    """``LABEL=MEMBERS@PATH`` -> (``LABEL=MEMBERS``, ``PATH``); without an ``@`` outside brackets,
+    (spec, None). Spaces around the ``@`` are allowed, as in pip's ``name @ url``."""
+    depth = 0
+    for i, ch in enumerate(spec):
+        depth += (ch == "[") - (ch == "]")
+        if ch == "@" and depth == 0:
+            return spec[:i].strip(), spec[i + 1:].strip()
+    return spec, None
+
+
 def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool,
                            assignments: Sequence[str] = (),
-                           config: Optional[str] = None) -> list[Configuration]:
+                           config: Optional[str] = None,
+                           deterministic: bool = False,
+                           elsewhere: Optional[Callable[..., "Configuration"]] = None) -> list[Configuration]:
     """``backends`` -> one configuration per item (a backend, or a set ``a+b`` run together, each
-    member with options in brackets, see :func:`parse_configuration`); ``portfolio`` -> all
+    member with options in brackets, see :func:`parse_configuration`; ``LABEL=MEMBERS@PATH`` runs
+    another checkout's code, resolved there: :mod:`.checkout`); ``portfolio`` -> all
     available backends as one. ``config`` (a TOML file) and ``assignments`` (``--option``) give
     options to every configuration, a member's brackets override them; a config file's
     ``[portfolio] backends`` is a configuration named after the file when nothing else is asked.
-    Every option is checked against the backends' declarations here, before any task runs."""
+    Every option is checked against the backends' declarations here, before any task runs; with
+    ``deterministic``, so is every named backend's support of the mode. ``elsewhere`` resolves a
+    ``LABEL=MEMBERS@PATH`` item (:func:`.checkout.configuration_elsewhere`, handed in by the sweep)."""
     from ..backend_options import OptionError
     from ..configure import config_from, gather, lookup_in
     from ..registry import Registry, RegistryError
@@ -247,11 +268,26 @@ def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool,
     except OptionError as exc:
         raise BenchError(str(exc)) from None
     default_set = tuple(b.name for b in registry.select(None))
-    specs = [parse_configuration(spec) for spec in backends or ()]
-    if not specs and not portfolio and settings is not None and settings.backends is not None:
+    local: list[str] = []
+    others: dict[str, Configuration] = {}
+    order: list[str] = []
+    for raw in backends or ():
+        spec, where = split_checkout(raw)
+        if where is None:
+            local.append(spec)
+            order.append("")
+            continue
+        if elsewhere is None:
+            raise BenchError(f"configuration {raw!r}: another checkout's code runs only in a sweep")
+        others[str(len(order))] = elsewhere(spec, raw, where, assignments, config, deterministic)
+        order.append(str(len(order)))
+    specs = [parse_configuration(spec) for spec in local]
+    if not specs and not others and not portfolio and settings is not None \
+            and settings.backends is not None:
         stem = Path(settings.path or "config").name.removesuffix(".toml")
         specs = [(stem, settings.backends, {})]
-    configs: list[Configuration] = []
+        order = [""]
+    made: list[Configuration] = []
     for label, members, texts in specs:
         names: list[str] = []
         for name in members:
@@ -263,6 +299,9 @@ def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool,
             except RegistryError as exc:
                 raise BenchError(str(exc)) from None
             names.append(name)
+        if deterministic:
+            _check_deterministic(registry, label, [m for m in members if m != PORTFOLIO_CONFIGURATION],
+                                 names)
         options = {k: dict(v) for k, v in base.items()}
         try:
             for name, values in texts.items():
@@ -272,18 +311,35 @@ def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool,
                     options.setdefault(backend, {}).update(vals)
         except OptionError as exc:
             raise BenchError(f"configuration {label!r}: {exc}") from None
-        configs.append(Configuration(label, tuple(names), option_set(options)))
+        made.append(Configuration(label, tuple(names), option_set(options)))
+    local_made = iter(made)
+    configs = [next(local_made) if key == "" else others[key] for key in order]
     if portfolio:
         if not default_set:
             raise BenchError("--portfolio: no backend is available; see `portfolio backends`")
         if PORTFOLIO_CONFIGURATION in {c.name for c in configs}:
             raise BenchError(f"a backend is named {PORTFOLIO_CONFIGURATION!r}; it clashes with --portfolio")
+        if deterministic:
+            _check_deterministic(registry, PORTFOLIO_CONFIGURATION, [], default_set)
         configs.append(Configuration(PORTFOLIO_CONFIGURATION, default_set, option_set(base)))
     if not configs:
         raise BenchError("nothing to run: pass --backends a,b and/or --portfolio")
     if len({c.name for c in configs}) != len(configs):
         raise BenchError("a configuration is listed twice in --backends")
     return configs
+
+
+def _check_deterministic(registry: Any, label: str, named: Sequence[str], names: Sequence[str]) -> None:
+    """Deterministic mode: a named backend must support it, and the set must keep one that does
+    (the runner leaves the default set's others out, as `portfolio solve --deterministic` does)."""
+    able = {n for n in names if registry.meta(n).deterministic}
+    lacking = [n for n in named if n not in able]
+    if lacking:
+        raise BenchError(f"configuration {label!r}: {', '.join(lacking)} "
+                         f"{'does' if len(lacking) == 1 else 'do'} not support deterministic mode "
+                         f"(docs/determinism.md)")
+    if not able:
+        raise BenchError(f"configuration {label!r}: no backend of it supports deterministic mode")
 
 
 def portfolio_workers(config: Configuration, jobs: int) -> int:
@@ -294,7 +350,8 @@ def portfolio_workers(config: Configuration, jobs: int) -> int:
 
 
 def plan_tasks(instances: Sequence[Instance], configurations: Sequence[Configuration],
-               seeds: Sequence[int], repeat: int, jobs: int, distributed: bool = False) -> list[Task]:
+               seeds: Sequence[int], repeat: int, jobs: int, distributed: bool = False,
+               deterministic: bool = False, work: Optional[int] = None) -> list[Task]:
     """The tasks, configurations alternated: for each instance and seed (and repetition) every
     configuration in turn, so that a drift of the machine spreads over all of them."""
     plugins = os.environ.get(PLUGINS_ENV)
@@ -305,6 +362,7 @@ def plan_tasks(instances: Sequence[Instance], configurations: Sequence[Configura
                 for config in configurations:
                     workers = None if distributed and config.is_portfolio else portfolio_workers(config, jobs)
                     tasks.append(Task(inst.name, inst.path, config.name, config.backends, seed, rep,
-                                      inst.time_limit, workers, plugins, jobs, config.options))
+                                      inst.time_limit, workers, plugins, jobs, config.options,
+                                      deterministic or work is not None, work, config.checkout))
     return tasks
 

@@ -14,13 +14,14 @@ from typing import Callable, Optional, Sequence
 
 from ..results import read_rows
 from .environment import git_revision, machine_info, now_iso, package_versions
+from .checkout import configuration_elsewhere
 from .parallel import parallel_rows
-from .plan import (PLUGINS_ENV, BenchError, expand_instances, option_dict, plan_tasks,
-                   resolve_configurations, resolve_instances)
+from .plan import (PLUGINS_ENV, BenchError, Configuration, expand_instances, option_dict,
+                   plan_tasks, resolve_configurations, resolve_instances)
 from .progress import FAILED_STATUSES, SweepProgress
 from .storage import (FORMAT_VERSION, META, RESULTS, merge_named, prepare_folder, repair_tail,
                       row_key, solution_file, write_json_atomic)
-from .task import GRACE_MIN
+from .task import GRACE_MIN, task_work
 
 
 @dataclass
@@ -50,6 +51,21 @@ def _failure(row: dict, earlier: bool) -> Optional[dict]:
 
 
 
+def _configuration_meta(config: Configuration) -> dict:
+    out = {"name": config.name, "backends": list(config.backends), "options": option_dict(config.options)}
+    if config.checkout is not None:
+        out["checkout"] = config.checkout.describe()
+    return out
+
+
+def _mode(work: Optional[int]) -> str:
+    return "timed" if work is None else f"deterministic with {work:,} work units"
+
+
+def _code(where: Optional[str]) -> str:
+    return "this checkout's code" if where is None else f"the code of {where}"
+
+
 def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]] = None,
               portfolio: bool = False, time_limit: Optional[float] = None,
               contest_timeouts: bool = False, seeds: Sequence[int] = (0,), repeat: int = 1,
@@ -57,8 +73,12 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
               resume: bool = False, force: bool = False, dask_scheduler: Optional[str] = None,
               console=None, command: Optional[list[str]] = None,
               on_row: Optional[Callable[[dict], None]] = None,
-              assignments: Sequence[str] = (), config: Optional[str] = None) -> SweepResult:
+              assignments: Sequence[str] = (), config: Optional[str] = None,
+              deterministic: bool = False, work: Optional[int] = None) -> SweepResult:
     """Plan and run a sweep, streaming rows to ``runs_dir/name/results.jsonl``.
+
+    ``deterministic`` (``--deterministic``) and ``work`` (``--work``, which implies it): every task
+    in deterministic mode, the time limit its safety net; rows record ``work`` and ``plan_hash``.
 
     ``assignments`` (``--option``) and ``config`` (``--config``): backend options for every
     configuration (a configuration's own, in brackets, override them).
@@ -73,14 +93,19 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
                          "the folder, --force starts it over; pass one of them")
     paths = expand_instances(instances)
     insts = resolve_instances(paths, time_limit, contest_timeouts)
-    configs = resolve_configurations(backends, portfolio, assignments, config)
+    if work is not None and work < 1:
+        raise BenchError("--work must be a positive number of work units")
+    deterministic = deterministic or work is not None
+    configs = resolve_configurations(backends, portfolio, assignments, config, deterministic,
+                                     elsewhere=configuration_elsewhere)
     distributed = dask_scheduler is not None
     if jobs is None:
         jobs = -1 if distributed else 1
     if jobs == 0 or jobs < -1:
         raise BenchError("--jobs must be a positive number")
     plan_jobs = jobs if jobs > 0 else (os.cpu_count() or 1)
-    tasks = plan_tasks(insts, configs, list(seeds), repeat, plan_jobs, distributed)
+    tasks = plan_tasks(insts, configs, list(seeds), repeat, plan_jobs, distributed,
+                       deterministic, work)
 
     name = name or _dt.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
     if not name or "/" in name or name in (".", ".."):
@@ -109,6 +134,16 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
             raise BenchError(f"{folder}: configuration {task.configuration} ran with the options "
                              f"{old.get('options_given', {})}, not {option_dict(task.options)}; "
                              f"resume with the same options or use another --name")
+        if old is not None and old.get("work") != task_work(task):
+            raise BenchError(f"{folder}: {task.instance} / {task.configuration} ran "
+                             f"{_mode(old.get('work'))}, not {_mode(task_work(task))}; resume in the "
+                             f"same mode or use another --name")
+        where = None if task.checkout is None else task.checkout.root or task.checkout.python
+        ran = (old.get("checkout") or {}) if old is not None else {}
+        if old is not None and (ran.get("path") or ran.get("python")) != where:
+            raise BenchError(f"{folder}: configuration {task.configuration} ran "
+                             f"{_code(ran.get('path') or ran.get('python'))}, not {_code(where)}; "
+                             f"resume with the same code or use another --name")
     todo = [t for t in tasks if t.key not in done]
     skipped = len(tasks) - len(todo)
 
@@ -122,11 +157,11 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
         "status": "running",
         "instances": merge_named(old_meta.get("instances", []), [asdict(i) for i in insts]),
         "configurations": merge_named(old_meta.get("configurations", []),
-                                       [{"name": c.name, "backends": list(c.backends),
-                                         "options": option_dict(c.options)} for c in configs]),
+                                       [_configuration_meta(c) for c in configs]),
         "seeds": sorted(set(old_meta.get("seeds", [])) | set(seeds)),
         "repeat": max(int(old_meta.get("repeat", 0)), repeat),
         "time_limit": {"mode": "contest" if contest_timeouts else "fixed", "seconds": time_limit},
+        "deterministic": {"work": task_work(tasks[0])} if deterministic else None,
         "plugins_env": os.environ.get(PLUGINS_ENV),
         "versions": package_versions(),
         "git": git_revision(),

@@ -33,11 +33,19 @@ from .common import console
 @click.option("--force", is_flag=True, help="Start the run folder over (the old one is kept, renamed).")
 @click.option("--dask-scheduler", metavar="tcp://HOST:PORT", help="Run the tasks on this Dask cluster.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress display.")
+@click.option("--deterministic", is_flag=True,
+              help="Every task in deterministic mode (docs/determinism.md): the same plan for the "
+                   "same instance, seed and work whatever the load; the time limit is then the "
+                   "safety net only (default 600 s). Rows record work and plan_hash.")
+@click.option("--work", type=click.IntRange(min=1), metavar="N",
+              help="Work units of each deterministic task (implies --deterministic; default: the "
+                   "runner's, about 60 s of the default portfolio on the reference machine).")
 @option_flags
 def bench(instances: tuple[str, ...], backends: str | None, use_portfolio: bool,
           time_limit: float | None, contest_timeouts: bool, repeat: int, seeds: str, jobs: int | None,
           name: str | None, runs_dir: str, resume: bool, force: bool, dask_scheduler: str | None,
-          quiet: bool, assignments: tuple[str, ...], config: str | None) -> None:
+          quiet: bool, deterministic: bool, work: int | None, assignments: tuple[str, ...],
+          config: str | None) -> None:
     """Sweep INSTANCES (files, folders, globs) x solver configurations x seeds; results to runs/NAME/.
 
     Every task runs the portfolio runner (each plan verified by the exact evaluator); rows stream to
@@ -47,12 +55,18 @@ def bench(instances: tuple[str, ...], backends: str | None, use_portfolio: bool,
     Options: a member takes them in brackets, `-b 'toulbar2[warm_follow=last]+localsearch'`, and
     `portfolio` in a set is the default set: `-b 'last=portfolio+toulbar2[warm_follow=last]'`;
     --option and --config give them to every configuration.
+
+    Another checkout's code: `-b 'before=portfolio@../main,after=portfolio'` runs the configuration
+    `before` with the code of the checkout ../main (its .venv/bin/python when it has one), or of a
+    Python interpreter given instead of the folder; rows record which code ran.
     """
     from ..bench import BenchError, parse_seeds, run_sweep
     from ..bench.plan import split_configurations
 
+    from ..options import DETERMINISTIC_TIME_LIMIT
+
     if time_limit is None and not contest_timeouts:
-        time_limit = 60.0
+        time_limit = DETERMINISTIC_TIME_LIMIT if deterministic or work is not None else 60.0
     try:
         names = split_configurations(backends or "")
         result = run_sweep(list(instances), backends=names, portfolio=use_portfolio,
@@ -61,7 +75,7 @@ def bench(instances: tuple[str, ...], backends: str | None, use_portfolio: bool,
                            runs_dir=runs_dir, resume=resume, force=force,
                            dask_scheduler=dask_scheduler, console=None if quiet else console,
                            command=["portfolio", *sys.argv[1:]], assignments=assignments,
-                           config=config)
+                           config=config, deterministic=deterministic, work=work)
     except BenchError as exc:
         raise UserError(str(exc)) from None
     if result.moved_old_to:
