@@ -21,6 +21,9 @@ against each other are `portfolio bench` sweeps: docs/bench.md.)
         (spin, spin-2 from tests/faulty_backends.py) on 2 cores under each scheduling policy: each
         backend's CPU seconds (read from /proc by the runner) against its fair share (cores x
         the time it was alive / backends alive)
+    python benchmarks/runner_margins.py timeline ../shared/benchmarks/asplos-2025-iopddl-*.json.gz -t 10
+        one `portfolio solve` per file: when it was loaded and presolved, its first verified plan,
+        when every backend was searching (and the last to), when the run ended, its score
 """
 
 from __future__ import annotations
@@ -233,14 +236,55 @@ def cpu_main() -> None:
     cpu(ap.parse_args())
 
 
-MODES = {"deadline": (deadline_main, False), "resources": (resources_main, False), "cpu": (cpu_main, False)}
+def timeline_main() -> None:
+    """When one `portfolio solve FILE -t T` run does what: loaded, presolved, each backend started,
+    set up, searching and its first plan, the run's end and its score (the first-second figures of
+    docs/benchmarks/runner.md, "Short budgets")."""
+    parser = argparse.ArgumentParser(description=timeline_main.__doc__)
+    parser.add_argument("files", nargs="+", type=Path)
+    parser.add_argument("-t", "--time-limit", type=float, default=10.0)
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+    known = best_known()
+    exe = Path(sys.executable).with_name("portfolio")
+    print("| instance | run | loaded s | presolved s | first plan s | every backend searching s "
+          "| last to search | ended s | wall s | score |")
+    print("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|")
+    for path in args.files:
+        for rep in range(args.repeat):
+            t0 = time.monotonic()
+            out = subprocess.run([str(exe), "solve", str(path), "-t", f"{args.time_limit:g}",
+                                  "--json", "-q"], capture_output=True, text=True)
+            wall = time.monotonic() - t0
+            doc = json.loads(out.stdout)
+            pre = doc.get("presolve") or {}
+            presolved = (None if pre.get("seconds") is None or "error" in pre
+                         else doc["load_seconds"] + pre["seconds"])
+            firsts = [b["incumbents"][0]["time"] for b in doc["backends"] if b["incumbents"]]
+            searching = {b["backend"]: b.get("searching") for b in doc["backends"]
+                         if b["status"] not in ("pending", "unsupported")}
+            late = max(searching.items(), key=lambda kv: kv[1] if kv[1] is not None else 1e9,
+                       default=(None, None))
+            name = path.name.removesuffix(".gz").removesuffix(".json")
+            score = (known[name] / doc["cost"]) if doc.get("cost") and name in known else None
+            print(f"| {name.split('-')[-1]} | {rep} | {doc['load_seconds']:.2f} | "
+                  f"{'-' if presolved is None else f'{presolved:.2f}'} | "
+                  f"{min(firsts) if firsts else '-'} | "
+                  f"{'-' if late[1] is None else f'{late[1]:.2f}'} | {late[0]} | "
+                  f"{doc['elapsed']:.2f} | {wall:.2f} | "
+                  f"{'-' if score is None else f'{score:.4f}'} |", flush=True)
+
+
+MODES = {"deadline": (deadline_main, False), "resources": (resources_main, False),
+         "cpu": (cpu_main, False), "timeline": (timeline_main, False)}
 """Each part's command: ``python benchmarks/runner_margins.py PART [its own options]``."""
 
 
 def main() -> None:
     if len(sys.argv) < 2 or sys.argv[1] not in MODES:
         print(__doc__)
-        raise SystemExit("usage: python benchmarks/runner_margins.py {deadline,resources,cpu} ...")
+        raise SystemExit("usage: python benchmarks/runner_margins.py {deadline,resources,cpu,timeline} "
+                         "...")
     run, keep = MODES[sys.argv[1]]
     if not keep:   # the part's own parser does not take the part's name
         sys.argv[0:2] = [f"{sys.argv[0]} {sys.argv[1]}"]
