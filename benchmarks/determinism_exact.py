@@ -230,7 +230,7 @@ def hint(names: list[str], seconds: float) -> None:
     from portfolio.evaluate import evaluate
     from portfolio.exact.driver import kernel_polish
     from portfolio.kernels.engine import warmup
-    from portfolio_plugins.cpsat import CpSatEngine
+    from portfolio.cpsat import CpSatEngine
 
     warmup()
     print(f"cpsat engine, one worker, {seconds:g} s limit, hinted with a 3 s local-search plan\n")

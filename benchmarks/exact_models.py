@@ -47,10 +47,10 @@ from common import fmt, header, presolved, reference
 def engine_factory(name: str) -> Callable[[], object]:
     """The engine class of an exact backend, by backend name."""
     if name == "cpsat":
-        from portfolio_plugins.cpsat import CpSatEngine
+        from portfolio.cpsat import CpSatEngine
         return CpSatEngine
     if name == "maxsat":
-        from portfolio_plugins.maxsat import MaxSatEngine
+        from portfolio.maxsat import MaxSatEngine
         return MaxSatEngine
     raise SystemExit(f"unknown engine {name!r} (cpsat or maxsat)")
 
@@ -94,7 +94,7 @@ def prove_main() -> None:
 
 def cpsat_sizes(names: list[str]) -> None:
     from portfolio.exact import build_exact_model
-    from portfolio_plugins.cpsat import BUDGET, CpSatEngine
+    from portfolio.cpsat import BUDGET, CpSatEngine
 
     header("inst | free nodes | factors | entry vars | memory points | encoding | variables | "
            "constraints | memory terms | build s | fits budget")
@@ -135,7 +135,7 @@ def lns(names: list[str], seconds: float, seeds: list[int]) -> None:
     from portfolio.evaluate import evaluate
     from portfolio.exact import solve_with_engine
     from portfolio.kernels.engine import warmup
-    from portfolio_plugins.cpsat import CpSatEngine
+    from portfolio.cpsat import CpSatEngine
     from portfolio_plugins.localsearch import LocalSearchBackend
 
     warmup()
@@ -174,8 +174,7 @@ def cpsat_main() -> None:
 
 
 def maxsat_sizes(names: list[str]) -> None:
-    from portfolio_plugins.maxsat import MaxSatEngine
-    from portfolio_plugins.maxsat_encoding import encode
+    from portfolio.maxsat import MaxSatEngine, encode
 
     header("inst | free nodes | estimate (vars / clauses / literals) | fits | form | variables | "
            "hard | soft | literals | memory rows | eager MDD nodes | constant folded -> diffused "
@@ -210,7 +209,7 @@ def maxsat_sizes(names: list[str]) -> None:
 
 
 def forms(names: list[str], seconds: float) -> None:
-    from portfolio_plugins.maxsat import MaxSatEngine
+    from portfolio.maxsat import MaxSatEngine
 
     header("inst | form | diffusion | status | cost | bound | time s | rounds / lazy rows")
     for name, _, pre in presolved(names):

@@ -237,7 +237,8 @@ BACKEND_CODE += sorted((REPO / "plugins" / "example-plugin" / "portfolio_example
 BACKEND_CODE += [REPO / "portfolio" / "kernels" / "engine.py", REPO / "portfolio" / "kernels" / "backend.py"]
 BACKEND_CODE += [REPO / "portfolio" / "kernels" / "bound.py"]
 BACKEND_CODE += sorted((REPO / "portfolio" / "exact").glob("*.py"))
-BACKEND_CODE += sorted((REPO / "portfolio" / "toulbar2").glob("*.py"))
+for engine in ("toulbar2", "cpsat", "maxsat"):   # the engines of the thin backends
+    BACKEND_CODE += sorted((REPO / "portfolio" / engine).glob("*.py"))
 
 
 @pytest.mark.parametrize("path", BACKEND_CODE, ids=lambda p: str(p.relative_to(REPO)))

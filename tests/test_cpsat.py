@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from portfolio import cpsat
 from portfolio.backend import NullReporter, Status
 from portfolio.evaluate import evaluate
 from portfolio.exact import ModelSize, solve_with_engine
@@ -22,7 +23,7 @@ from portfolio.generate import generate_problem
 from portfolio.exact.lns import LnsParams, build_window, run_lns
 from portfolio.presolve import presolve
 from portfolio.problem import Problem
-from portfolio_plugins import cpsat
+from portfolio_plugins.cpsat import CpSatBackend
 from tiny import assert_exact, brute, make_problem, optimum, scaled_costs, tiny
 
 EXACT = settings(max_examples=60, deadline=None,
@@ -101,7 +102,7 @@ def test_backend_on_the_bundled_example(bundled_example):
 
     problem = load_problem(bundled_example)
     pre = presolve(problem)
-    backend = cpsat.CpSatBackend()
+    backend = CpSatBackend()
     result = backend.solve(pre.reduced, time.time() + 20, 0, None, NullReporter())
     assert result.status is Status.OPTIMAL
     plan = pre.expand(result.solution)
@@ -157,7 +158,7 @@ def test_size_guard_switches_to_lns_windows():
 def test_missing_ortools_makes_the_backend_unavailable(monkeypatch):
     monkeypatch.setitem(sys.modules, "ortools", None)
     monkeypatch.setitem(sys.modules, "ortools.sat.python", None)
-    ok, why = cpsat.CpSatBackend().available()
+    ok, why = CpSatBackend().available()
     assert not ok
     assert "pip install 'ortools>=9.10'" in why and "comes with iopddl-portfolio" in why
 
@@ -267,7 +268,7 @@ def test_on_a_cold_cache_the_driver_skips_the_kernel_polish_and_starts_at_once(m
     the kernels not in the cache, no polish; the engine starts from the forbidden-free plan."""
     from portfolio.runner.worker import has_prepare
 
-    assert not has_prepare(cpsat.CpSatBackend())
+    assert not has_prepare(CpSatBackend())
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path / "empty-cache"))
     problem = generate_problem(120, 4, seed=2)
     reporter = NullReporter()

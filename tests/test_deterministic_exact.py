@@ -15,6 +15,7 @@ import ortools  # noqa: F401  -- hard dependencies: a broken install fails here,
 import pysat  # noqa: F401
 import pytest
 
+from portfolio import cpsat, maxsat
 from portfolio.backend import NullReporter, Status, declared
 from portfolio.evaluate import evaluate
 from portfolio.exact import ModelSize, WorkLimit, WorkMeter, solve_with_engine
@@ -22,7 +23,8 @@ from portfolio.exact.lns import MIN_WINDOW_UNITS, LnsParams
 from portfolio.generate import generate_problem
 from portfolio.testing import cpu_hog
 from portfolio.work import CountingWork
-from portfolio_plugins import cpsat, maxsat
+from portfolio_plugins.cpsat import CpSatBackend
+from portfolio_plugins.maxsat import MaxSatBackend
 
 ENGINES = {"cpsat": cpsat.CpSatEngine, "maxsat": maxsat.MaxSatEngine}
 SMALL_BUDGET = {"cpsat": {"budget": ModelSize(500, 500, 3000)},
@@ -82,7 +84,7 @@ def fingerprint(result, report: Runner) -> tuple:
             report.work.spent())
 
 
-@pytest.mark.parametrize("backend", [cpsat.CpSatBackend, maxsat.MaxSatBackend])
+@pytest.mark.parametrize("backend", [CpSatBackend, MaxSatBackend])
 def test_both_exact_backends_declare_deterministic_mode(backend):
     meta, problems = declared(backend())
     assert meta.deterministic and not problems

@@ -18,12 +18,14 @@ from hypothesis import strategies as st
 
 from pysat.solvers import Solver
 
+from portfolio import maxsat
 from portfolio.backend import NullReporter, Status
 from portfolio.evaluate import evaluate
 from portfolio.exact import ModelSize, solve_with_engine
 from portfolio.generate import generate_problem
 from portfolio.problem import Capacity, Problem
-from portfolio_plugins import maxsat, maxsat_encoding
+from portfolio.maxsat import encoding as maxsat_encoding
+from portfolio_plugins.maxsat import MaxSatBackend
 from tiny import assert_exact, brute, make_problem, optimum, scaled_costs, tiny
 
 EXACT = settings(max_examples=60, deadline=None,
@@ -239,7 +241,7 @@ def test_a_feasible_hint_is_never_made_worse():
 
 def test_the_driver_runs_the_engine_as_a_backend():
     problem = generate_problem(40, 4, seed=5)
-    backend = maxsat.MaxSatBackend()
+    backend = MaxSatBackend()
     assert backend.available() == (True, "")
     assert backend.capabilities.exact and backend.capabilities.reduced
     result = backend.solve(problem, time.time() + 30, 0, None, NullReporter())
@@ -252,7 +254,7 @@ def test_the_driver_runs_the_engine_as_a_backend():
 
 def test_missing_pysat_makes_the_backend_unavailable(monkeypatch):
     monkeypatch.setitem(sys.modules, "pysat.examples.rc2", None)
-    ok, why = maxsat.MaxSatBackend().available()
+    ok, why = MaxSatBackend().available()
     assert not ok
     assert "pip install 'python-sat>=1.8.dev13'" in why and "comes with iopddl-portfolio" in why
 
@@ -261,7 +263,7 @@ def test_missing_pysat_makes_the_backend_unavailable(monkeypatch):
 @EXACT
 @given(problem=tiny(general=True))
 def test_agrees_with_cpsat(problem):
-    from portfolio_plugins import cpsat
+    from portfolio import cpsat
 
     mine, _ = solve(problem)
     theirs = cpsat.CpSatEngine().solve(problem, 20, None, 1, 0, lambda plan: None)

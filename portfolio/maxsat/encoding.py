@@ -1,4 +1,4 @@
-"""The MaxSAT encoding of a :class:`Problem` for the ``maxsat`` backend (:mod:`.maxsat`): a weighted
+"""The MaxSAT encoding of a :class:`Problem` for the MaxSAT engine (:mod:`.engine`): a weighted
 partial CNF, every weight an exact Python int, MaxSAT cost + ``constant`` == plan cost.
 
 * it starts from :func:`portfolio.exact.model.build_exact_model`, the model every exact engine
@@ -12,7 +12,7 @@ partial CNF, every weight an exact Python int, MaxSAT cost + ``constant`` == pla
   ``pairs`` (marginal) form: a variable per allowed entry linked both ways to its row and column
   and a soft unit per positive entry; excluded pairs are hard clauses; larger factors get direct
   clauses (their least entry moved into the constant);
-* min-sum diffusion (:mod:`.maxsat_diffusion`) on the folded two-node tables (exact integer
+* min-sum diffusion (:mod:`.diffusion`) on the folded two-node tables (exact integer
   reparametrisation; kept only when it raises the folded constant): on B it lifts the constant
   from 43,647 to 532,833 of the optimum 532,843, which is what lets RC2 prove B and G
   (docs/benchmarks/maxsat.md);
@@ -25,7 +25,7 @@ partial CNF, every weight an exact Python int, MaxSAT cost + ``constant`` == pla
   brings no PB encoder (``pysat.pb`` needs the ``pindakaas`` extra, ``python-sat[pb]``). Rows are
   added lazily by default (only those a model overflows; see :class:`_Memory`).
 
-What is built here is clauses only (lists of ints); the solver (RC2) runs in :mod:`.maxsat`. The
+What is built here is clauses only (lists of ints); the solver (RC2) runs in :mod:`.engine`. The
 cardinality encodings come from ``pysat.card``, imported inside :func:`encode` (in the worker).
 """
 
@@ -43,7 +43,7 @@ from portfolio.evaluate import usage_profile
 from portfolio.exact import ExactModel, ModelSize, build_exact_model
 from portfolio.problem import INT64_MAX, Problem
 
-from .maxsat_diffusion import diffuse
+from .diffusion import diffuse
 
 BUDGET = ModelSize(variables=1_000_000, constraints=2_000_000, terms=6_000_000)
 """Largest model built; above it, LNS windows. Measured so far only well below it: B with every

@@ -1,7 +1,7 @@
-"""The CP-SAT model of one Problem for the ``cpsat`` backend (:mod:`.cpsat` solves it).
+"""The CP-SAT model of one Problem (:class:`~.engine.CpSatEngine` builds and solves it).
 
 Built from the shared exact model (:func:`portfolio.exact.model.build_exact_model`); the encoding
-(marginal linking, the memory encodings, lazy rows) is described in :mod:`.cpsat`'s docstring.
+(marginal linking, the memory encodings, lazy rows) is described in :mod:`.engine`'s docstring.
 Besides the model, :class:`CpSatModel` knows the value every variable takes under a plan, so that a
 hint is *complete*: CP-SAT checks a complete hint during its presolve and, when it is feasible,
 starts from it as its first solution; a hint of the strategy Booleans alone (the entry variables

@@ -1,4 +1,4 @@
-"""Integer min-sum diffusion for the MaxSAT encoding (:mod:`.maxsat_encoding`): an exact
+"""Integer min-sum diffusion for the MaxSAT encoding (:mod:`.encoding`): an exact
 reparametrisation of the folded two-node tables that raises the constant RC2 need not find.
 
 Timed by seconds, or (deterministic mode) by a number of sweeps alone, reading no clock.
