@@ -17,6 +17,7 @@ import re
 import time
 import types
 import typing
+import warnings
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import Any, Iterable, Mapping, Optional, Protocol, runtime_checkable
@@ -181,6 +182,11 @@ class NullReporter:
 DISTRIBUTION = "iopddl-portfolio"
 """This package's distribution: its backends are the built-ins, its dependencies the bundled engines."""
 
+PLAIN_ATTRIBUTES_REMOVED_IN = "0.3.0"
+"""The release from which a declaration set as a plain class attribute without ``meta`` (the
+older contract: ``default = False`` on the class) is ignored like any other attribute. Deprecated
+since 0.2.0, honoured until then with a warning (CHANGELOG.md)."""
+
 
 @dataclass(frozen=True)
 class BackendMeta:
@@ -247,9 +253,10 @@ def declared(backend: object) -> tuple[BackendMeta, list[str]]:
     """``backend``'s declarations and one line per problem with them: (meta, problems).
 
     No ``meta``: every default, except the fields a backend written against the older contract
-    sets as plain attributes (``default = False`` on the class), which are honoured with a line
-    asking for ``meta`` (a plugin that kept itself out of the default set must not be pulled into
-    it). A field of the wrong type (``engines="ortools"``), a ``meta`` that is not a
+    sets as plain attributes (``default = False`` on the class): deprecated, they are honoured
+    until :data:`PLAIN_ATTRIBUTES_REMOVED_IN` (a plugin that kept itself out of the default set
+    must not be pulled into it unannounced), with a line asking for ``meta`` and a
+    ``DeprecationWarning``, both naming that release. A field of the wrong type (``engines="ortools"``), a ``meta`` that is not a
     :class:`BackendMeta`, or a plain attribute beside a ``meta`` is ignored and named in
     ``problems``, which the registry shows as warnings."""
     problems: list[str] = []
@@ -270,11 +277,19 @@ def declared(backend: object) -> tuple[BackendMeta, list[str]]:
         for name, value in outside.items():
             if _conforms(value, _FIELD_TYPES[name]):
                 honoured[name] = value
-                problems.append(f"sets {name!r} outside meta (the older contract), honoured: "
-                                f"declare meta = BackendMeta({name}=...)")
+                problems.append(f"sets {name!r} outside meta (the older contract, deprecated), "
+                                f"honoured until {PLAIN_ATTRIBUTES_REMOVED_IN}, which ignores "
+                                f"it: declare meta = BackendMeta({name}=...)")
             else:
                 problems.append(f"sets {name!r} outside meta to {repr(value)[:60]}, not "
                                 f"{_type_name(_FIELD_TYPES[name])}; ignored")
+        if honoured:
+            cls = type(backend)
+            warnings.warn(f"{cls.__module__}.{cls.__name__} declares {', '.join(honoured)} "
+                          f"outside meta, as plain class attributes: a form deprecated since "
+                          f"0.2.0 and ignored from {PLAIN_ATTRIBUTES_REMOVED_IN}; declare "
+                          f"meta = BackendMeta(...) (CHANGELOG.md)", DeprecationWarning,
+                          stacklevel=2)
         return replace(meta, **honoured), problems
     problems += [f"sets {name!r} outside meta, ignored: meta is declared, so declare "
                  f"meta = BackendMeta({name}=...)" for name in outside]

@@ -4,6 +4,7 @@ called through pluggy's hook, engine versions recorded, and the clock rule in th
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import subprocess
 import sys
@@ -16,8 +17,10 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import REPO, bundled_example_path
-from portfolio.backend import (Backend, BackendMeta, Capabilities, SolveResult, Status, declared,
-                               engine_versions)
+from portfolio.backend import (PLAIN_ATTRIBUTES_REMOVED_IN, Backend, BackendMeta, Capabilities,
+                               NullReporter, SolveResult, Status, declared, engine_versions,
+                               options_of)
+from portfolio.backend_options import Option
 from portfolio.hookspecs import hookimpl
 from portfolio.registry import Registry, RegistryError
 
@@ -78,7 +81,9 @@ def test_wrong_typed_declarations_are_ignored_with_one_line_each():
     assert any("meta.engines = 'ortools' is not tuple[str, ...]" in w for w in reg.warnings)
 
 
-def test_a_meta_of_another_type_is_ignored_and_the_older_plain_attributes_are_honoured():
+def test_a_meta_of_another_type_is_ignored_and_the_older_plain_attributes_are_honoured_for_now():
+    """The plain-attribute form (the contract before ``BackendMeta``) is deprecated: honoured until
+    the release that removes it, which every warning names."""
     class Dict(Plain):
         meta = {"default": False}   # type: ignore[assignment]
 
@@ -95,8 +100,12 @@ def test_a_meta_of_another_type_is_ignored_and_the_older_plain_attributes_are_ho
     class OldWrong(Plain):
         default = "no"
 
-    reg = registry(plugin("olds", Dict("dict"), Old("old"), OldOff("off"), Both("both"),
-                          OldWrong("wrong")))
+    with pytest.deprecated_call() as caught:
+        reg = registry(plugin("olds", Dict("dict"), Old("old"), OldOff("off"), Both("both"),
+                              OldWrong("wrong")))
+    said = sorted(str(w.message).split(" outside meta")[0].rsplit(".", 1)[1] for w in caught)
+    assert said == ["Old declares test_only", "OldOff declares default"]   # the honoured ones
+    assert all(f"ignored from {PLAIN_ATTRIBUTES_REMOVED_IN}" in str(w.message) for w in caught)
     assert reg.info("dict").meta == BackendMeta()
     assert reg.info("old").meta == BackendMeta(test_only=True)
     assert reg.info("off").meta == BackendMeta(default=False)
@@ -104,12 +113,102 @@ def test_a_meta_of_another_type_is_ignored_and_the_older_plain_attributes_are_ho
     assert reg.info("wrong").meta == BackendMeta()
     assert sorted(b.name for b in reg.select(None)) == ["both", "dict", "wrong"]
     assert any("'dict' meta is a dict, not a BackendMeta" in w for w in reg.warnings)
-    assert any("'old' sets 'test_only' outside meta (the older contract), honoured" in w
-               for w in reg.warnings)
+    assert any(f"'old' sets 'test_only' outside meta (the older contract, deprecated), honoured "
+               f"until {PLAIN_ATTRIBUTES_REMOVED_IN}, which ignores it: declare "
+               f"meta = BackendMeta(test_only=...)" in w for w in reg.warnings), reg.warnings
     assert any("'both' sets 'default' outside meta, ignored" in w for w in reg.warnings)
     assert any("'wrong' sets 'default' outside meta to 'no', not bool; ignored" in w
                for w in reg.warnings)
     assert all("\n" not in w for w in reg.warnings)
+
+
+def test_the_deprecation_names_the_release_that_removes_it_on_every_path():
+    """A plugin author's own test that calls the backend directly (``available``, ``options_of``)
+    sees the warning too, naming the class; a backend with ``meta`` or with nothing declared, none."""
+    class Old(Plain):
+        default = False
+        options = (Option("rounds", "int", 3, low=1, high=9, help="rounds"),)
+
+    assert PLAIN_ATTRIBUTES_REMOVED_IN == "0.3.0"
+    for call in (lambda: Old("old").available(), lambda: options_of(Old("old"), NullReporter()),
+                 lambda: declared(Old("old"))):
+        with pytest.deprecated_call(match=r"^test_contract\.Old declares default, options outside "
+                                          r"meta, as plain class attributes: a form deprecated "
+                                          r"since 0\.2\.0 and ignored from 0\.3\.0; declare "
+                                          r"meta = BackendMeta"):
+            call()
+    with pytest.deprecated_call():
+        assert options_of(Old("old"), NullReporter({"rounds": 5})) == {"rounds": 5}   # honoured
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        declared(Plain("new", default=False))
+        declared(Duck())
+
+
+OLD_FORM_ALLOWED = {"test_a_meta_of_another_type_is_ignored_and_the_older_plain_attributes_are_honoured_for_now",
+                    "test_the_deprecation_names_the_release_that_removes_it_on_every_path"}
+"""The tests of the deprecated form itself: the only places a backend may still use it."""
+
+
+def _python_blocks(markdown: str) -> list[str]:
+    return [b.split("\n", 1)[1] for b in markdown.split("```")[1::2] if b.startswith("python")]
+
+
+def _classes(tree: ast.AST) -> list[tuple[ast.ClassDef, set[str], set[str], bool]]:
+    """Each class of ``tree``: the node, its bases' names, the names its body sets or defines, and
+    whether it sits inside a test of the old form."""
+    allowed = [f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name in OLD_FORM_ALLOWED]
+    out = []
+    for cls in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        body = {t.id for st in cls.body if isinstance(st, (ast.Assign, ast.AnnAssign))
+                for t in (st.targets if isinstance(st, ast.Assign) else [st.target])
+                if isinstance(t, ast.Name)}
+        body |= {st.name for st in cls.body if isinstance(st, ast.FunctionDef)}
+        bases = {getattr(b, "id", getattr(b, "attr", "")) for b in cls.bases}
+        out.append((cls, bases, body, any(cls in ast.walk(f) for f in allowed)))
+    return out
+
+
+def _plain_declarations(trees: dict[str, ast.AST]) -> list[str]:
+    """``where:line`` of each class-level assignment to a ``BackendMeta`` field in a backend class
+    (one that defines ``solve``, ``capabilities`` or ``meta``, or derives from ``...Backend`` or
+    from such a class of any of ``trees``), outside the tests of the old form."""
+    names = {f.name for f in dataclasses.fields(BackendMeta)}
+    classes = [(where, *c) for where, tree in trees.items() for c in _classes(tree)]
+    backends = {"Backend"}
+    while True:   # by name, across files: a helper base (Plain, _Test) and what derives from it
+        more = {cls.name for _, cls, bases, body, _ in classes
+                if body & {"solve", "capabilities", "meta"} or bases & backends
+                or any(b.endswith("Backend") for b in bases)} - backends
+        if not more:
+            break
+        backends |= more
+    return sorted(f"{where}:{cls.lineno} {cls.name}.{n}"
+                  for where, cls, bases, body, allowed in classes
+                  if cls.name in backends and not allowed for n in sorted(body & names))
+
+
+def test_nothing_but_the_tests_of_the_old_form_declares_outside_meta():
+    """The built-ins, the example plugin, the test suite's backends and the docs' examples all
+    declare through ``meta``: the deprecated form lives only in the tests that check it."""
+    trees: dict[str, ast.AST] = {}
+    for path in sorted([*REPO.glob("plugins/**/*.py"), *REPO.glob("portfolio/**/*.py"),
+                        *REPO.glob("tests/**/*.py")]):
+        trees[str(path.relative_to(REPO))] = ast.parse(path.read_text())
+    for path in sorted([REPO / "README.md", *REPO.glob("docs/**/*.md"),
+                        *REPO.glob("plugins/example-plugin/*.md")]):
+        for i, block in enumerate(_python_blocks(path.read_text())):
+            try:
+                trees[f"{path.relative_to(REPO)} block {i + 1}"] = ast.parse(block)
+            except SyntaxError:
+                continue
+    found = _plain_declarations(trees)
+    assert not found, f"declare through meta = BackendMeta(...): {found}"
+    bad = ast.parse("class Base:\n    def solve(self): ...\nclass X(Base):\n    default = False\n"
+                    "class Option:\n    default = 1\n")
+    assert _plain_declarations({"x": bad}) == ["x:3 X.default"]   # the check itself
 
 
 def test_default_and_test_only_are_honoured_by_select_and_resolve():
