@@ -57,7 +57,8 @@ def test_greedy_says_so_when_memory_cannot_fit():
 @pytest.mark.parametrize("design", [1, 2])
 def test_greedy_feasible_without_forbidden_on_benchmarks(name, design):
     problem = bench(name)
-    res = GreedyBackend(design).solve(problem, time.time() + 60, 0, None, NullReporter())
+    report = NullReporter({"design": design})   # an option since backend options, not an argument
+    res = GreedyBackend().solve(problem, time.time() + 60, 0, None, report)
     assert res.status is Status.FEASIBLE
     ev = evaluate(problem, res.solution)
     assert ev.feasible
