@@ -67,7 +67,7 @@ class GreedyBackend(KernelBackend):
             with engine.compile_lock("moves"):
                 sol = engine.polish(prep, sol, seed)
         t2 = time.perf_counter()
-        work = getattr(report, "work", None)
+        work = report.work
         if work is not None:   # deterministic mode: one fixed count by size
             from portfolio.kernels import units
 

@@ -52,7 +52,7 @@ class MinUsageBackend(Backend):
         if ev.feasible:
             best, best_ev = plain, ev
             report(plain, "min-usage plan")
-        work = getattr(report, "work", None)
+        work = report.work
         if work is None:
             seconds = max(0.05, min(3.0, time_left(deadline) * 0.5))
         else:   # deterministic mode: bounded by the waves' counts alone

@@ -25,7 +25,7 @@ from typing import Any, Iterable, Mapping, Optional, Protocol, runtime_checkable
 import numpy as np
 
 from .backend_options import Option
-from .prices import SharedPrices
+from .prices import PriceExchange, SharedPrices
 from .problem import Problem
 from .work import Work
 
@@ -94,11 +94,14 @@ DEMANDS = (NORMAL, LOW)
 """CPU demand levels a backend may declare through ``report.demand`` (see :class:`Reporter`)."""
 
 
-class Reporter(Protocol):
-    """What a backend gets as ``report``: call it with each improving plan; ``best``, ``bound`` and
-    ``demand`` are part of it too. The runner's reporter and :class:`NullReporter` (for calling
-    ``solve`` directly, in tests) have all four, and the two optional price methods; a reporter of
-    one's own subclasses ``NullReporter``."""
+class Reporter(PriceExchange, Protocol):
+    """What a backend gets as ``report``: call it with each improving plan; ``best``, ``bound``,
+    ``demand``, ``work``, ``options`` and the two price methods of :class:`PriceExchange`
+    (``publish_prices``, ``shared_prices``) are part of it too. Every member is declared here and
+    every reporter has it: the runner's reporter and :class:`NullReporter` (for calling ``solve``
+    directly, in tests), whose ``best``, ``work`` and price methods offer nothing. A backend calls
+    them and reads them as they are, never through ``getattr`` with a default; a reporter of
+    one's own subclasses ``NullReporter`` and overrides what it offers."""
 
     def __call__(self, solution: np.ndarray, note: str = "") -> None: ...
 
@@ -127,34 +130,25 @@ class Reporter(Protocol):
 
     options: Mapping[str, Any]
     """The values of the options the backend declares (``BackendMeta.options``), given or default
-    (a budget-aware default resolved for the run's budget). Read them through
-    :func:`options_of`, which fills the defaults when a reporter carries none (a direct call)."""
-
-    # Optional (call them through getattr with a default: a reporter of one's own may lack them):
-    # memory prices shared between backends (:mod:`portfolio.prices`).
-    def publish_prices(self, key: str, prices: np.ndarray, bound: int, note: str = "") -> None:
-        """Offer memory ``prices`` (one per time point of the problem ``key`` names, see
-        :func:`portfolio.prices.price_key`) with the lower bound they certified, in the problem's
-        objective. The runner's board keeps them past this backend's end or crash; a deterministic
-        run shares nothing."""
-        ...
-
-    def shared_prices(self, key: str) -> Optional[SharedPrices]:
-        """The published prices of ``key`` with the highest certified bound (any backend's, this
-        one's too), or None: outside the runner, in deterministic mode, or when none fit."""
-        ...
+    (a budget-aware default resolved for the run's budget; empty on a direct call). Read them
+    through :func:`options_of`, which fills in the defaults of those not given."""
 
 
 class NullReporter:
     """A reporter for direct calls outside the runner: remembers plans, bounds and demands, shares
-    nothing."""
+    nothing. Every member of :class:`Reporter` is here, so a reporter of one's own that subclasses
+    it (overriding ``best`` to hand out a plan, say) is a whole reporter."""
+
+    work: Optional[Work] = None
+    """Set it to a :class:`~portfolio.work.CountingWork` to call a backend in deterministic mode."""
+    options: Mapping[str, Any] = types.MappingProxyType({})
+    """The options a direct call gives the backend (missing ones: their defaults)."""
 
     def __init__(self, options: Optional[Mapping[str, Any]] = None) -> None:
         self.reports: list[tuple[float, np.ndarray, str]] = []
         self.bounds: list[tuple[float, int, str]] = []
         self.demands: list[tuple[str, str]] = []
-        self.options: Mapping[str, Any] = dict(options or {})
-        """The options a direct call gives the backend (missing ones: their defaults)."""
+        self.options = dict(options or {})
 
     def __call__(self, solution: np.ndarray, note: str = "") -> None:
         self.reports.append((time.monotonic(), np.array(solution, dtype=np.int64), note))
@@ -168,9 +162,6 @@ class NullReporter:
 
     def demand(self, level: str, why: str = "") -> None:
         self.demands.append((level, why))
-
-    work: Optional[Work] = None
-    """Set it to a :class:`~portfolio.work.CountingWork` to call a backend in deterministic mode."""
 
     def publish_prices(self, key: str, prices: np.ndarray, bound: int, note: str = "") -> None:
         """Shares nothing (see :meth:`Reporter.publish_prices`)."""
@@ -327,11 +318,11 @@ def _checked_options(options: tuple[Option, ...]) -> tuple[tuple[Option, ...], l
     return tuple(kept), problems
 
 
-def options_of(backend: object, report: object) -> dict[str, Any]:
+def options_of(backend: object, report: Reporter) -> dict[str, Any]:
     """The values of ``backend``'s declared options for this solve: what the runner resolved
     (``report.options``), else each option's plain default (a direct call with a reporter that
-    carries none). What ``solve`` reads instead of the environment or constructor arguments."""
-    given = getattr(report, "options", None) or {}
+    gives none). What ``solve`` reads instead of the environment or constructor arguments."""
+    given = report.options
     return {o.name: given.get(o.name, o.default) for o in declared(backend)[0].options}
 
 

@@ -3,8 +3,8 @@
 Why: the ``bound`` backend runs a Lagrangian subgradient on memory prices for the whole run and
 the toulbar2 backend needs prices for its penalties; each converging its own wastes a core's
 seconds. The runner keeps a board (:mod:`portfolio.runner.priceboard`) where one publishes and the
-other reads (``report.publish_prices`` and ``report.shared_prices``, both optional parts of the
-:class:`~portfolio.backend.Reporter`).
+other reads (``report.publish_prices`` and ``report.shared_prices``: :class:`PriceExchange`, part
+of every :class:`~portfolio.backend.Reporter`; a reporter without a board shares nothing).
 
 The coordinates are the **time points of the problem the backend was given** (``problem.time_points``,
 the presolved problem when the backend declares ``reduced``): price ``k`` charges the memory
@@ -84,6 +84,24 @@ class SharedPrices:
     source: str = ""
 
 
+class PriceExchange(Protocol):
+    """The two reporter methods through which backends share memory prices: part of the backend
+    contract's :class:`~portfolio.backend.Reporter` (declared there, never probed for). A reporter
+    without a board (``NullReporter``, deterministic mode's) has both and shares nothing."""
+
+    def publish_prices(self, key: str, prices: np.ndarray, bound: int, note: str = "") -> None:
+        """Offer memory ``prices`` (one per time point of the problem ``key`` names, see
+        :func:`price_key`) with the lower bound they certified, in the problem's objective. The
+        runner's board keeps them past this backend's end or crash; a reporter without a board
+        (deterministic mode, a direct call) keeps nothing."""
+        ...
+
+    def shared_prices(self, key: str) -> Optional[SharedPrices]:
+        """The published prices of ``key`` with the highest certified bound (any backend's, this
+        one's too), or None: outside the runner, in deterministic mode, or when none fit."""
+        ...
+
+
 def checked_prices(key: str, prices: object) -> np.ndarray:
     """``prices`` as a read-only float64 vector of the key's size with finite entries >= 0; raises
     ValueError naming what is wrong (a publisher's mistake must not reach a reader)."""
@@ -107,8 +125,8 @@ PUBLISH_S = 0.5
 class PriceLink:
     """A Lagrangian engine's link to the run's board (``engine``: a
     :class:`portfolio.kernels.bound.LagrangeBound` whose prices sit on the time points of the
-    problem ``key`` names; ``key`` None: nothing is shared). ``report`` may lack the two price
-    methods (a reporter of one's own): the link then does nothing.
+    problem ``key`` names; ``key`` None: nothing is shared), through ``report``'s two price
+    methods (:class:`PriceExchange`).
 
     Publishes the engine's best prices when their bound beats what it published before and what
     the board holds; adopts the board's prices when their bound beats the engine's best and every
@@ -117,7 +135,7 @@ class PriceLink:
     toulbar2 penalty) uses them until its own steps certify more; without it (the ``bound``
     backend, which reports its best as its own claim) only the subgradient goes on from them."""
 
-    def __init__(self, report: object, key: Optional[str], engine: Any, take_bound: bool,
+    def __init__(self, report: PriceExchange, key: Optional[str], engine: Any, take_bound: bool,
                  t0: float, every: float = PUBLISH_S,
                  to_board: Optional[Callable[[np.ndarray], np.ndarray]] = None,
                  from_board: Optional[Callable[[np.ndarray], np.ndarray]] = None) -> None:
@@ -126,8 +144,7 @@ class PriceLink:
         self.from_board = from_board or (lambda lam: lam)
         """The engine's prices as the board's (the problem's time points) and back: identity when
         the engine works on the problem's own time points."""
-        self._publish = getattr(report, "publish_prices", None) if key is not None else None
-        self._read = getattr(report, "shared_prices", None) if key is not None else None
+        self.report = report
         self.published: Optional[int] = None
         self.publications = 0
         self.last = -math.inf
@@ -136,12 +153,13 @@ class PriceLink:
 
     @property
     def on(self) -> bool:
-        return self._publish is not None or self._read is not None
+        """Whether the link shares at all (a problem key to share under)."""
+        return self.key is not None
 
     def publish(self, force: bool = False, board_bound: Optional[int] = None) -> bool:
         """Publish the engine's best prices when they improved (at most every ``every`` seconds
         unless ``force``) and beat ``board_bound`` when given; whether they went out."""
-        if self._publish is None or self.engine.best is None:
+        if self.key is None or self.engine.best is None:
             return False
         best = self.engine.best
         if (self.published is not None and best <= self.published) or (
@@ -151,8 +169,8 @@ class PriceLink:
         now = time.monotonic()
         if not force and now - self.last < self.every:
             return False
-        self._publish(self.key, self.to_board(self.engine.best_lam), int(best),
-                      f"{self.engine.steps} steps")
+        self.report.publish_prices(self.key, self.to_board(self.engine.best_lam), int(best),
+                                   f"{self.engine.steps} steps")
         self.published, self.last = int(best), now
         self.publications += 1
         return True
@@ -160,9 +178,9 @@ class PriceLink:
     def adopt(self) -> Optional[int]:
         """Take the board's prices when they beat the engine's best and every adopted bound;
         returns the board's bound (None: nothing of this key there)."""
-        if self._read is None:
+        if self.key is None:
             return None
-        shared = self._read(self.key)
+        shared = self.report.shared_prices(self.key)
         if shared is None:
             return None
         mine = self.engine.best

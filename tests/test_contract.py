@@ -237,6 +237,74 @@ def test_meta_requires_drives_available_and_the_pip_hint():
     assert missing.meta.install_hint == "pip install 'no-such-dist>=1'"
 
 
+# ------------------------------------------------------------------------------------------ the reporter
+def _reporter_members() -> set[str]:
+    """Every member the ``Reporter`` protocol declares (its own and ``PriceExchange``'s)."""
+    from portfolio.backend import Reporter
+
+    out: set[str] = set()
+    for cls in Reporter.__mro__:
+        if cls.__module__ in ("portfolio.backend", "portfolio.prices"):
+            out |= {n for n in vars(cls) if not n.startswith("_")} | set(vars(cls).get("__annotations__", {}))
+    return out | {"__call__"}
+
+
+def test_every_reporter_has_every_declared_member():
+    """The reporter's capabilities are declared, not optional: the null reporter and the runner's
+    have each member of the protocol, the price methods, ``work`` and ``options`` included."""
+    from multiprocessing import Pipe
+
+    from portfolio.runner.points import PointReporter
+    from portfolio.runner.worker import PipeReporter
+
+    members = _reporter_members()
+    assert {"best", "bound", "demand", "work", "options", "publish_prices", "shared_prices"} <= members
+    mine, theirs = Pipe()
+    try:
+        runner = PipeReporter(mine, 0.0, None)
+        runner.closed = True   # ends its flusher thread
+        for reporter in (NullReporter(), NullReporter({"x": 1}), runner):
+            assert not [m for m in members if not hasattr(reporter, m)], type(reporter).__name__
+        assert all(hasattr(PointReporter, m) for m in members - {"work", "options"})
+    finally:
+        mine.close()
+        theirs.close()
+
+    class Mine(NullReporter):   # a reporter of one's own: a subclass, whole without super().__init__
+        def __init__(self) -> None:
+            self.plans: list = []
+
+        def __call__(self, solution, note=""):
+            self.plans.append(solution)
+
+    assert Mine().options == {} and Mine().work is None and Mine().shared_prices("1:x") is None
+
+
+PROBE_ROOTS = ("portfolio", "plugins")
+
+
+def _probes(tree: ast.AST) -> list[int]:
+    """Lines of ``getattr``/``hasattr`` calls on a reporter (``report``, ``reporter``,
+    ``self.report``, ...)."""
+    def named(node: ast.AST) -> str:
+        return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else ""
+
+    return [n.lineno for n in ast.walk(tree)
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+            and n.func.id in ("getattr", "hasattr") and n.args
+            and named(n.args[0]).lstrip("_") in ("report", "reporter")]
+
+
+def test_no_reporter_member_is_probed_for():
+    """Backends and the library read the reporter as declared: no ``getattr(report, ...,
+    default)``, no ``hasattr(report, ...)`` (the old way of finding the optional price methods)."""
+    found = [f"{path.relative_to(REPO)}:{line}"
+             for root in PROBE_ROOTS for path in sorted((REPO / root).rglob("*.py"))
+             for line in _probes(ast.parse(path.read_text()))]
+    assert not found, f"read the reporter's declared members directly: {found}"
+    assert _probes(ast.parse("x = getattr(report, 'work', None)\ny = hasattr(self._report, 'a')\n")) == [1, 2]
+
+
 # ------------------------------------------------------------------------------------------ through pluggy
 def test_each_plugin_is_called_through_the_plugin_manager_alone(monkeypatch):
     calls = []

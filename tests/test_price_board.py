@@ -142,11 +142,28 @@ def test_reporters_without_a_board_share_nothing():
     rep.publish_prices("2:x", np.zeros(2), 1)
     assert rep.shared_prices("2:x") is None
 
-    class Bare:   # a reporter of one's own without the price methods: the link does nothing
-        pass
-
-    link = PriceLink(Bare(), "2:x", engine=None, take_bound=True, t0=0.0)
+    link = PriceLink(rep, None, engine=None, take_bound=True, t0=0.0)   # no key: the link is off
     assert not link.on and link.adopt() is None and not link.publish(force=True)
+    assert link.summary() == "not shared"
+
+
+def test_a_link_calls_the_reporters_price_methods_as_declared(board):
+    """No probing: the link calls ``publish_prices`` and ``shared_prices`` of any reporter (they
+    are part of the contract); a reporter that overrides them is what the link talks to."""
+    class Engine:
+        best, best_lam, steps = 70, np.array([1.0, 2.0]), 5
+
+        def adopt(self, lam, bound):
+            self.adopted = (lam.tolist(), bound)
+
+    key = price_key(two_points())
+    engine = Engine()
+    mine = PriceLink(BoardReporter(board, slot=0), key, engine, take_bound=True, t0=0.0)
+    assert mine.on and mine.publish(force=True) and board.read(key).bound == 70
+    BoardReporter(board, slot=1).publish_prices(key, np.array([3.0, 4.0]), 90, "other")
+    assert mine.adopt() == 90 and engine.adopted == ([3.0, 4.0], 90)
+    quiet = PriceLink(NullReporter(), key, Engine(), take_bound=True, t0=0.0)
+    assert quiet.on and quiet.adopt() is None   # the null reporter's board is empty
 
 
 # ------------------------------------------------------------------------------------------ a crash

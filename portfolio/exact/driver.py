@@ -140,7 +140,7 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
 
     In deterministic mode (``report.work`` set) :func:`solve_deterministic` runs instead: the
     same phases, limited by work units instead of seconds."""
-    if getattr(report, "work", None) is not None:
+    if report.work is not None:
         return solve_deterministic(engine, problem, deadline, seed, warm_start, report, lns=lns,
                                    lns_params=lns_params)
     from ..presolve.jitlock import compiled  # the presolve package imports numba: in the worker

@@ -36,6 +36,7 @@ from ..problem import Problem
 from ..work import Work
 
 if TYPE_CHECKING:
+    from ..backend import Reporter
     from .model import KModel
 
 EVALS_PER_UNIT = 4000
@@ -92,8 +93,6 @@ class Meter:
         return ok
 
 
-def meter_of(report: object) -> Optional[Meter]:
-    """A :class:`Meter` on ``report.work`` in deterministic mode, None in a timed run (or for a
-    reporter written before the mode, which has no ``work``)."""
-    work = getattr(report, "work", None)
-    return None if work is None else Meter(work)
+def meter_of(report: Reporter) -> Optional[Meter]:
+    """A :class:`Meter` on ``report.work`` in deterministic mode, None in a timed run."""
+    return None if report.work is None else Meter(report.work)
