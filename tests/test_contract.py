@@ -147,6 +147,20 @@ def test_the_deprecation_names_the_release_that_removes_it_on_every_path():
         declared(Duck())
 
 
+def test_the_changelog_has_this_release_and_the_removal_it_announces():
+    """CHANGELOG.md, the plugin author's record: an entry for the version being built, and the
+    release that drops the old form as the code has it (the docs name the same one)."""
+    import tomllib
+
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    changelog = (REPO / "CHANGELOG.md").read_text()
+    assert f"\n## [{version}]" in changelog
+    assert f"**Ignored from {PLAIN_ATTRIBUTES_REMOVED_IN}**" in changelog
+    assert f"ignored from {PLAIN_ATTRIBUTES_REMOVED_IN}" in (REPO / "docs" / "plugins.md").read_text()
+    for page in ("README.md", "docs/plugins.md"):
+        assert "CHANGELOG.md" in (REPO / page).read_text(), page
+
+
 OLD_FORM_ALLOWED = {"test_a_meta_of_another_type_is_ignored_and_the_older_plain_attributes_are_honoured_for_now",
                     "test_the_deprecation_names_the_release_that_removes_it_on_every_path"}
 """The tests of the deprecated form itself: the only places a backend may still use it."""
