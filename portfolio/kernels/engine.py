@@ -27,6 +27,7 @@ import numpy as np
 from ..presolve.jitlock import STAGES as JIT_STAGES
 from ..presolve.jitlock import compile_lock, compile_stages, mark_compiled, trace
 from ..problem import Problem
+from ..work import Meter
 from . import incremental as inc
 from . import search as se
 from . import trws as tw
@@ -406,7 +407,7 @@ class Searcher:
             if improved and on_improve is not None:
                 on_improve(self.best)
 
-    def run_work(self, meter: units.Meter, stop: float,
+    def run_work(self, meter: Meter, stop: float,
                  on_improve: Optional[Callable[[np.ndarray], None]] = None,
                  fetch: Optional[Callable[[], Optional[np.ndarray]]] = None) -> None:
         """Deterministic mode's loop: search until ``meter`` says the work is spent.
