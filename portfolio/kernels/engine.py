@@ -186,7 +186,12 @@ def polish(prep: Prepared, rsol: np.ndarray, seed: int = 0) -> np.ndarray:
 class Repairer:
     """Many plans of one prepared instance, each repaired and polished (:meth:`repair_and_polish`);
     the seeded scratch and the index of pieces per time point are built once and reused, so a
-    caller with a stream of candidates (the ``toulbar2`` engine) pays for them once."""
+    caller with a stream of candidates (the ``toulbar2`` engine) pays for them once.
+
+    Not the runner's repair (:mod:`portfolio.runner.repair`, plain numpy): that one answers before
+    anything is compiled and repairs forbidden choices and open nodes of any given plan; this one
+    repairs memory only, on the reduced view, at a fraction of the CPU and to far cheaper plans
+    (its module docstring and docs/architecture.md, "Two plan repairs", say why both stay)."""
 
     def __init__(self, prep: Prepared, seed: int = 0) -> None:
         self.prep = prep
