@@ -34,8 +34,10 @@ Two pieces, one for each side of ``report.work``:
 - :class:`Meter` is a backend's side: spend, whether the last spend passed an exchange point, the
   portfolio's incumbent read once after a point (:meth:`Meter.fresh_best`), what is left, and the
   wall-clock safety net. Every built-in deterministic backend paces itself through one (the kernel
-  backends through :func:`meter_of`, the exact driver, toulbar2's :class:`~portfolio.toulbar2.pace.
-  WorkPace`), so the rule "read ``best()`` only right after a point" lives here only.
+  backends through :func:`meter_of`, the exact driver and its LNS pace, toulbar2's ``WorkPace``),
+  so the rule "read ``best()`` only right after a point" is kept here (``fresh_best``; the
+  ``localsearch`` and ``bound`` plugins still read ``report.best()`` themselves when
+  ``exchanged`` says the spend they just made passed a point).
 """
 
 from __future__ import annotations
