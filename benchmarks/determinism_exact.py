@@ -78,12 +78,12 @@ COLUMNS = {"cpsat": ["det s", "kterm", "call"],
 def _run(make, problem, hint, units: float):
     """One engine call in deterministic mode: (outcome, CPU seconds, units spent)."""
     from portfolio.backend import NullReporter
-    from portfolio.exact import WorkLimit, WorkMeter
-    from portfolio.work import CountingWork
+    from portfolio.exact import WorkLimit
+    from portfolio.work import CountingWork, Meter
 
     report = NullReporter()
     report.work = CountingWork(10**9)
-    limit = WorkLimit(units, WorkMeter(report.work, report))
+    limit = WorkLimit(units, Meter(report.work, report))
     c0 = time.process_time()
     out = make().solve(problem, 600.0, hint, 1, 0, lambda plan: None, work=limit)
     return out, time.process_time() - c0, limit.spent

@@ -161,11 +161,12 @@ def children_cpu() -> float:
 def first_network(problem):
     """The network of the engine's first round, middle vector (prices after 20 steps)."""
     from portfolio.toulbar2.network import build_network, build_tables
-    from portfolio.toulbar2.search import PRICE_SPREAD, Polisher, _price_model
+    from portfolio.toulbar2.rounds import Polisher, price_model
+    from portfolio.toulbar2.settings import PRICE_SPREAD
     from portfolio.toulbar2.weights import spread
 
     tables, notes = build_tables(problem), []
-    prices = _price_model(problem, Polisher(problem, 0, notes), 0, notes)
+    prices = price_model(problem, Polisher(problem, 0, notes), 0, notes)
     if prices is not None:
         prices.advance_steps(20)
         tables = dataclasses.replace(tables, excess=prices.penalty())

@@ -18,11 +18,11 @@ import pytest
 from portfolio import cpsat, maxsat
 from portfolio.backend import NullReporter, Status, declared
 from portfolio.evaluate import evaluate
-from portfolio.exact import ModelSize, WorkLimit, WorkMeter, solve_with_engine
+from portfolio.exact import ModelSize, WorkLimit, solve_with_engine
 from portfolio.exact.lns import MIN_WINDOW_UNITS, LnsParams
 from portfolio.generate import generate_problem
 from portfolio.testing import cpu_hog
-from portfolio.work import CountingWork
+from portfolio.work import CountingWork, Meter
 from portfolio_plugins.cpsat import CpSatBackend
 from portfolio_plugins.maxsat import MaxSatBackend
 
@@ -174,7 +174,7 @@ def test_the_total_is_respected(name, lns_mode):
 def test_meter_reads_the_incumbent_only_after_an_exchange_point():
     handed = np.array([1, 2, 3])
     report = Runner(10_000, exchange=100, plan=handed, at=1)
-    meter = WorkMeter(report.work, report)
+    meter = Meter(report.work, report)
     assert meter.spend(60) and meter.fresh_best() is None          # no point passed yet
     assert meter.spend(60)
     assert meter.fresh_best() is handed and meter.fresh_best() is None   # once per point
@@ -209,7 +209,7 @@ def test_cpsat_starts_from_the_warm_start_as_its_first_solution(deterministic):
         work = None
         if deterministic:
             report = Runner(10**9)
-            work = WorkLimit(300, WorkMeter(report.work, report))
+            work = WorkLimit(300, Meter(report.work, report))
         out = cpsat.CpSatEngine().solve(problem, 10, hint, 1, 0, lambda plan: None, work=work)
         return out.stats.get("first_cost")
 
@@ -230,7 +230,7 @@ def test_maxsat_takes_the_warm_start_as_phases(deterministic):
         work = None
         if deterministic:
             report = Runner(10**9)
-            work = WorkLimit(5000, WorkMeter(report.work, report))
+            work = WorkLimit(5000, Meter(report.work, report))
         out = maxsat.MaxSatEngine().solve(problem, 30, hint, 1, 0, lambda plan: None, work=work)
         return out.stats["first_cost"]
 

@@ -14,7 +14,7 @@ import pytest
 from portfolio.backend import NullReporter, Status
 from portfolio.evaluate import evaluate
 from portfolio.generate import generate_problem
-from portfolio.toulbar2 import search
+from portfolio.toulbar2 import rounds, settings
 from portfolio.testing import cpu_hog
 from portfolio.work import CountingWork
 from portfolio_plugins import toulbar2
@@ -133,7 +133,7 @@ def test_an_incumbent_handed_at_an_exchange_point_becomes_the_upper_bound(monkey
             handed.append(report_box["report"].reads)   # reads before the handover
 
     seen = []
-    real = search.run_in_child
+    real = rounds.run_in_child
 
     def spy(target, args, *rest, **kw):
         # read since the handover: the solve's bound may come from the handed plan (a solve that
@@ -141,7 +141,7 @@ def test_an_incumbent_handed_at_an_exchange_point_becomes_the_upper_bound(monkey
         seen.append((bool(handed) and report_box["report"].reads > handed[0], args[0], args[3]))
         return real(target, args, *rest, **kw)
 
-    monkeypatch.setattr(search, "run_in_child", spy)
+    monkeypatch.setattr(rounds, "run_in_child", spy)
     report = Sharing()
     report_box["report"] = report
     report.work = Meter(3000, 300, on_exchange)   # point 1: after the first prices
@@ -171,13 +171,13 @@ def test_a_warm_start_is_toulbar2s_start_and_nothing_worse_is_reported(mode, fol
     warm, _ = idle_run(1500, 300)
     warm_cost = evaluate(mid(), warm.solution).cost
     starts = []
-    real = search.run_in_child
+    real = rounds.run_in_child
 
     def spy(target, args, *rest, **kw):
         starts.append(args[4])
         return real(target, args, *rest, **kw)
 
-    monkeypatch.setattr(search, "run_in_child", spy)
+    monkeypatch.setattr(rounds, "run_in_child", spy)
     report = Sharing()
     report.options = {"warm_follow": follow}
     if mode == "deterministic":   # enough work for the first round and more (8 solves)
@@ -186,7 +186,7 @@ def test_a_warm_start_is_toulbar2s_start_and_nothing_worse_is_reported(mode, fol
     else:
         deadline = time.time() + 4.0
     result = toulbar2.Toulbar2Backend().solve(mid(), deadline, 1, warm.solution.copy(), report)
-    k = search.VECTORS
+    k = settings.VECTORS
     first_round = starts[:k]
     assert first_round and (mode == "timed" or len(starts) > k)
     followed = [along is not None and np.array_equal(along, warm.solution) for along in first_round]

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from portfolio.backend import NullReporter, Status
 from portfolio.evaluate import evaluate
 from portfolio.problem import Capacity, Problem
-from portfolio.toulbar2 import search
+from portfolio.toulbar2 import rounds
 from portfolio.toulbar2.child import KILL_GRACE, run_in_child, started_search
 from portfolio.toulbar2.network import build_network, build_tables
 from portfolio.toulbar2.penalty import penalised_child
@@ -260,7 +260,7 @@ def test_an_overloading_plan_is_repaired_into_a_feasible_cheaper_one():
                          for i in range(problem.num_nodes)], dtype=np.int64)
     assert not evaluate(problem, cheapest).feasible          # memory is what stops it
     notes: list = []
-    polish = search.Polisher(problem, 0, notes)
+    polish = rounds.Polisher(problem, 0, notes)
     assert not notes
     fixed = polish(cheapest)
     assert fixed is not None
@@ -465,12 +465,40 @@ def test_a_solve_running_into_the_cap_is_stopped_before_it_not_killed():
 def test_the_solve_limits_follow_the_options():
     """``first_limit`` and ``limit_step`` set the timed pace's solve limits: the first round's,
     then one step more a round, never above the cap."""
-    from portfolio.toulbar2.pace import TimedPace
-    from portfolio.toulbar2.search import LIMIT_MAX, Settings
+    from portfolio.toulbar2.pace import SCHEDULE, TimedPace
+    from portfolio.toulbar2.settings import Settings
 
     settings = Settings.of({"first_limit": 4.0, "limit_step": 0.0, "other": 1})
-    pace = TimedPace(NullReporter(), time.monotonic() + 100, settings.first_limit, overload())
-    pace.next_round(settings.limit_step, LIMIT_MAX)
+    pace = TimedPace(NullReporter(), time.monotonic() + 100, overload(), settings.first_limit,
+                     settings.limit_step)
+    pace.next_round()
     assert pace.limit == 4.0                       # constant solves
-    pace.next_round(30.0, LIMIT_MAX)
-    assert pace.limit == LIMIT_MAX                 # capped
+    pace = TimedPace(NullReporter(), time.monotonic() + 100, overload(), settings.first_limit, 30.0)
+    pace.next_round()
+    assert pace.limit == SCHEDULE.limit_max        # capped
+
+
+def test_both_paces_answer_the_whole_pace_protocol():
+    """The engine asks one interface (:class:`Pace`); each pace answers every question of it, a
+    timed one by the clock and a work one by counts, and neither answers for the other's mode."""
+    import inspect
+
+    from portfolio.toulbar2.pace import Pace, TimedPace, WorkPace
+    from portfolio.work import CountingWork
+
+    report = NullReporter()
+    report.work = CountingWork(5000, 1000)
+    stop = time.monotonic() + 100
+    timed = TimedPace(NullReporter(), stop, overload(), 4.0, 2.0)
+    work = WorkPace(report, stop, overload(), 4.0, 2.0)
+    asked = {name for name, _ in inspect.getmembers(Pace, inspect.isfunction)
+             if not name.startswith("_")}
+    assert {"charge", "child_limits", "solved", "another_round", "exchanged"} <= asked
+    for pace in (timed, work):
+        assert isinstance(pace, Pace)
+        assert all(callable(getattr(pace, name)) for name in asked)
+    assert not timed.deterministic and work.deterministic
+    assert timed.charge(10**9) and not timed.exhausted()          # the clock decides, not units
+    assert timed.solved("ok", {"build_s": 0.1, "solve_s": 1.0}) == 0.0
+    assert work.charge(600) and work.timings == {"units": 600.0}
+    assert not work.charge(10**9) and work.exhausted() and not work.another_round()

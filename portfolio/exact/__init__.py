@@ -1,7 +1,7 @@
 """What the exact engines (``cpsat``, ``maxsat``, ...) share, bottom up:
 
-* :mod:`.meter` - deterministic mode's :class:`WorkMeter` (one backend's spending, the exchange
-  points) and :class:`WorkLimit` (what one engine call may spend);
+* :mod:`.meter` - deterministic mode's :class:`WorkLimit` (what one engine call may spend, over
+  the backend's :class:`portfolio.work.Meter`);
 * :mod:`.contract` - the engine contract: :class:`ModelSize`, :class:`ExactOutcome`,
   :class:`ExactEngine` (what an engine estimates, answers and supplies);
 * :mod:`.model` - the engine-agnostic folded model of a Problem (:func:`build_exact_model`:
@@ -17,10 +17,10 @@ imported inside the functions that use them, in the worker. The names below are 
 """
 
 from .contract import ExactEngine, ExactOutcome, ModelSize, OutcomeStatus
-from .meter import WorkLimit, WorkMeter
+from .meter import WorkLimit
 from .driver import BestPlan, ExactBackend, solve_with_engine
 from .model import ExactModel, Factor, MemoryPart, build_exact_model
 
 __all__ = ["BestPlan", "ExactBackend", "ExactEngine", "ExactModel", "ExactOutcome", "Factor",
-           "MemoryPart", "ModelSize", "OutcomeStatus", "WorkLimit", "WorkMeter",
-           "build_exact_model", "solve_with_engine"]
+           "MemoryPart", "ModelSize", "OutcomeStatus", "WorkLimit", "build_exact_model",
+           "solve_with_engine"]

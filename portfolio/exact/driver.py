@@ -35,9 +35,10 @@ from ..backend import (LOW, Backend, BackendMeta, Capabilities, Reporter, SolveR
 from ..evaluate import evaluate
 from ..problem import Problem
 from ..runner.fallback import safe_plan
+from ..work import Meter
 from .contract import ExactEngine, ExactOutcome
 from .lns import MIN_WINDOW_UNITS, LnsParams, WorkPace, run_lns
-from .meter import WorkLimit, WorkMeter
+from .meter import WorkLimit
 
 # ------------------------------------------------------------------------------------------ driver
 FULL_SHARE = 0.75
@@ -262,7 +263,7 @@ def solve_deterministic(engine: ExactEngine, problem: Problem, deadline: float, 
       passes without their time cap: bounded by their counts, they give the same plan). No kernel
       polish (its length would follow the clock, and whether the kernels are compiled is the
       machine's state): the portfolio's plans, the local search's among them, arrive at the exchange
-      points instead (:meth:`.meter.WorkMeter.fresh_best`, read only once a point was passed);
+      points instead (:meth:`portfolio.work.Meter.fresh_best`, read only once a point was passed);
     * full model or LNS by the engine's size estimate alone. A model that fits is solved in two
       slices: the first ends at the first exchange point (``work.exchange`` units), so that the
       second starts hinted with the portfolio's incumbent of that point; a small model gets all the
@@ -275,9 +276,9 @@ def solve_deterministic(engine: ExactEngine, problem: Problem, deadline: float, 
     so (the plan is then not the deterministic answer).
     """
     assert report.work is not None
-    meter = WorkMeter(report.work, report)
     left = time_left(deadline)  # the safety net only: no decision below reads a clock
     stop = time.monotonic() + left - min(RETURN_MARGIN_MAX, RETURN_MARGIN_SHARE * max(0.0, left))
+    meter = Meter(report.work, report, stop)
     t0 = time.monotonic()
     best = BestPlan(problem, report)
     best.offer(warm_start, "warm start", own=False)
@@ -295,9 +296,6 @@ def solve_deterministic(engine: ExactEngine, problem: Problem, deadline: float, 
     notes = ["deterministic mode (no polish: the portfolio's plans come at exchange points)"]
     timings: dict[str, float] = {}
 
-    def safety() -> float:
-        return stop - time.monotonic()
-
     def adopt() -> None:
         best.offer(meter.fresh_best(), "portfolio best", own=False)
 
@@ -310,10 +308,10 @@ def solve_deterministic(engine: ExactEngine, problem: Problem, deadline: float, 
         share = meter.left() * (1.0 if (small or not lns) else FULL_SHARE)
         first = min(share, float(report.work.exchange))
         for units in (first, share - first):
-            if units < MIN_WINDOW_UNITS or meter.out or safety() <= 0.05:
+            if units < MIN_WINDOW_UNITS or meter.out or meter.seconds_left() <= 0.05:
                 break
             adopt()
-            out = engine.solve(problem, safety(), best.plan, DET_THREADS, seed,
+            out = engine.solve(problem, meter.seconds_left(), best.plan, DET_THREADS, seed,
                                lambda plan: best.offer(plan, engine.name, own=True),
                                work=WorkLimit(units, meter))
             for k, v in out.stats.items():
@@ -328,23 +326,23 @@ def solve_deterministic(engine: ExactEngine, problem: Problem, deadline: float, 
     else:
         notes.append(f"full model too big (estimate {size.variables:,} variables, "
                      f"{size.terms:,} terms; budget {budget.terms:,} terms): LNS windows")
-    if lns and not meter.out and best.plan is not None and best.clean and safety() > 0.2:
+    if lns and not meter.out and best.plan is not None and best.clean and meter.seconds_left() > 0.2:
         if size.within(budget):
             report.demand(LOW, "LNS windows (full model unproven)")
         params = lns_params or LnsParams()
 
         def window(sub: Problem, units: float, hint: np.ndarray):
-            return engine.solve(sub, max(0.0, safety()), hint, DET_THREADS, seed,
+            return engine.solve(sub, max(0.0, meter.seconds_left()), hint, DET_THREADS, seed,
                                 lambda plan: None, work=WorkLimit(units, meter))
 
         plan, _, stats = run_lns(problem, best.plan, stop, window,
                                  lambda p, c: best.offer(p, f"{engine.name} LNS", own=True),
                                  meter.fresh_best, seed, params,
-                                 pace=WorkPace(meter, params.window_units, stop))
+                                 pace=WorkPace(meter, params.window_units))
         best.offer(plan, f"{engine.name} LNS", own=True)
         notes.append(stats.note())
         adopt()
-    clocked = safety() <= 0.1 and not meter.out
+    clocked = meter.seconds_left() <= 0.1 and not meter.out
     if clocked:
         notes.append(SAFETY_NOTE)
     timings["total_s"] = round(time.monotonic() - t0, 3)

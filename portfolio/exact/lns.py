@@ -35,8 +35,8 @@ import numpy as np
 
 from ..evaluate import evaluate, profile_of, usage_profile
 from ..problem import FORBIDDEN, Capacity, Problem, offsets_from_counts
+from ..work import Meter
 from .contract import ExactOutcome
-from .meter import WorkMeter
 
 WindowSolver = Callable[[Problem, float, np.ndarray], ExactOutcome]
 """``solve(window_problem, limit, hint) -> ExactOutcome``: what an exact backend supplies (``limit``
@@ -324,14 +324,14 @@ class TimePace:
 
 class WorkPace:
     """Deterministic mode's pace: windows of at most ``window_units`` work units while the backend
-    has work left; ``stop`` (monotonic) is only the wall-clock safety net."""
+    has work left; the meter's ``stop`` is only the wall-clock safety net."""
 
-    def __init__(self, meter: WorkMeter, window_units: float, stop: float) -> None:
-        self.meter, self.window_units, self.stop, self.mark = meter, window_units, stop, 0.0
+    def __init__(self, meter: Meter, window_units: float) -> None:
+        self.meter, self.window_units, self.mark = meter, window_units, 0.0
 
     def more(self) -> bool:
         return (not self.meter.out and self.meter.left() >= MIN_WINDOW_UNITS
-                and time.monotonic() < self.stop - 0.05)
+                and not self.meter.clock_out(0.05))
 
     def limit(self) -> float:
         """This window's limit in work units (0: no room for another)."""

@@ -16,7 +16,8 @@ Modules, bottom up:
   :class:`~.engine.Repairer` (repair and polish of any plan) for the toulbar2 engine;
 * :mod:`.backend` - their base class :class:`~.backend.KernelBackend` (light: no numba at import);
 * :mod:`.units` - deterministic mode's work units: the drivers' counts (evaluations, TRW-S sweeps,
-  sizes) turned into units by calibrated constants, and the ``Meter`` on ``report.work``;
+  sizes) turned into units by calibrated constants; they are spent through
+  :class:`portfolio.work.Meter`, the pacing primitive every deterministic backend shares;
 * :mod:`.steps` - the Polyak step rule and the dot products both subgradient loops share;
 * :mod:`.bound` - certified Lagrangian lower bounds (TRW-S star bound, directed rounding) for
   the ``bound`` backend; :mod:`.reparam` - the TRW-S messages as integer shifts, for a solver of

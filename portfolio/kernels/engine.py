@@ -27,6 +27,7 @@ import numpy as np
 from ..presolve.jitlock import STAGES as JIT_STAGES
 from ..presolve.jitlock import compile_lock, compile_stages, mark_compiled, trace
 from ..problem import Problem
+from ..work import Meter
 from . import incremental as inc
 from . import search as se
 from . import trws as tw
@@ -185,7 +186,12 @@ def polish(prep: Prepared, rsol: np.ndarray, seed: int = 0) -> np.ndarray:
 class Repairer:
     """Many plans of one prepared instance, each repaired and polished (:meth:`repair_and_polish`);
     the seeded scratch and the index of pieces per time point are built once and reused, so a
-    caller with a stream of candidates (the ``toulbar2`` engine) pays for them once."""
+    caller with a stream of candidates (the ``toulbar2`` engine) pays for them once.
+
+    Not the runner's repair (:mod:`portfolio.runner.repair`, plain numpy): that one answers before
+    anything is compiled and repairs forbidden choices and open nodes of any given plan; this one
+    repairs memory only, on the reduced view, at a fraction of the CPU and to far cheaper plans
+    (its module docstring and docs/architecture.md, "Two plan repairs", say why both stay)."""
 
     def __init__(self, prep: Prepared, seed: int = 0) -> None:
         self.prep = prep
@@ -406,7 +412,7 @@ class Searcher:
             if improved and on_improve is not None:
                 on_improve(self.best)
 
-    def run_work(self, meter: units.Meter, stop: float,
+    def run_work(self, meter: Meter, stop: float,
                  on_improve: Optional[Callable[[np.ndarray], None]] = None,
                  fetch: Optional[Callable[[], Optional[np.ndarray]]] = None) -> None:
         """Deterministic mode's loop: search until ``meter`` says the work is spent.

@@ -26,18 +26,26 @@ matters for determinism is only that they are fixed numbers applied to counts.
   edges, no time points) still ends.
 - ``ILS_CHUNK_UNITS``: units of one call of the iterated local search (its evaluations cap) between
   two counts: the granularity of the local search's exchange points and of the safety net.
+
+The backends spend these units through :class:`portfolio.work.Meter` (named here too, with
+:func:`~portfolio.work.meter_of`, for the kernel backends): the one pacing primitive, which also
+says when an exchange point passed, the only moment they read ``report.best()``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 from ..problem import Problem
-from ..work import Work
+from ..work import Meter, meter_of
 
 if TYPE_CHECKING:
-    from ..backend import Reporter
     from .model import KModel
+
+__all__ = ["EVALS_PER_UNIT", "FLOOR_ENTRIES_PER_UNIT", "GREEDY_ENTRIES_PER_UNIT", "ILS_CHUNK_UNITS",
+           "MIN_STEP_UNITS", "Meter", "PREPARE_ENTRIES_PER_UNIT", "STAR_ENTRIES_PER_UNIT",
+           "TRWS_ENTRIES_PER_UNIT", "VECTOR_ENTRIES_PER_UNIT", "eval_units", "greedy_units",
+           "meter_of", "prepare_units", "star_units", "sweep_units"]
 
 EVALS_PER_UNIT = 4000
 TRWS_ENTRIES_PER_UNIT = 140_000
@@ -75,24 +83,3 @@ def star_units(m: KModel, problem: Problem) -> float:
 def eval_units(evals: int) -> float:
     """Units of ``evals`` strategy evaluations."""
     return evals / EVALS_PER_UNIT
-
-
-class Meter:
-    """``report.work`` as the kernel backends use it: :meth:`spend` also says whether the count
-    just passed an exchange point (``exchanged``), the only moment they read ``report.best()``."""
-
-    def __init__(self, work: Work) -> None:
-        self.work = work
-        self.exchanged = False
-
-    def spend(self, units: float) -> bool:
-        """Count ``units``; False once the budget is spent."""
-        before = self.work.spent() // self.work.exchange
-        ok = self.work.spend(max(0.0, float(units)))
-        self.exchanged = self.work.spent() // self.work.exchange > before
-        return ok
-
-
-def meter_of(report: Reporter) -> Optional[Meter]:
-    """A :class:`Meter` on ``report.work`` in deterministic mode, None in a timed run."""
-    return None if report.work is None else Meter(report.work)

@@ -10,52 +10,26 @@ incumbent. Why the wait is in ``best`` and not in ``spend``: a backend whose ste
 toulbar2 solve passes several points at once) pays for a step before running it and reads the
 incumbent after it; meanwhile the others go on through those points instead of waiting for it.
 When ``solve`` ends, what is still remembered goes first, as ``("held", plan, note, bound,
-bound_note)``, so that it counts at the backend's last point with its final result. The parent's
-side is :mod:`.exchange`.
+bound_note)``, so that it counts at the backend's last point with its final result. The count
+itself is :class:`~portfolio.work.CountingWork` (the spend loop every ``report.work`` shares),
+which calls :meth:`PointReporter.exchange_point` at each point. The parent's side is
+:mod:`.exchange`.
 """
 
 from __future__ import annotations
 
-import math
 import time
 from multiprocessing.connection import Connection
 from typing import Optional
 
 import numpy as np
 
-from ..work import EXCHANGE_UNITS
+from ..work import CountingWork
 from .worker import PipeReporter, PlanMapping, SharedBest, plain_plan, to_hint, _plain_bound
 
 WAIT_FIRST, WAIT_MOST = 0.0005, 0.01
 """Seconds between two looks at the settled-point counter while waiting (doubling up to the most):
 waiting costs no CPU and only the wait's length, never its outcome, depends on the clock."""
-
-
-class PointWork:
-    """``report.work`` in a runner's worker: counts units, stops at each exchange point."""
-
-    def __init__(self, reporter: "PointReporter", total: int, exchange: int = EXCHANGE_UNITS) -> None:
-        self.total, self.exchange = int(total), int(exchange)
-        self.reporter = reporter
-        self._spent = 0.0
-
-    def spent(self) -> int:
-        return int(self._spent)
-
-    def spend(self, units: float) -> bool:
-        """Count ``units``; at every exchange point passed (several, for a large step: each one,
-        with the same plan) hand over the remembered plan (the next ``best()`` waits for the
-        point's incumbent)."""
-        if self._spent >= self.total:
-            return False
-        value = float(units)
-        if not math.isfinite(value) or value < 0:
-            raise ValueError(f"work units must be a finite number >= 0, got {units!r}")
-        before = int(self._spent // self.exchange)
-        self._spent = min(float(self.total), self._spent + value)
-        for k in range(before + 1, int(self._spent // self.exchange) + 1):
-            self.reporter.exchange_point(k)
-        return self._spent < self.total
 
 
 class PointReporter(PipeReporter):
@@ -74,7 +48,7 @@ class PointReporter(PipeReporter):
         self.points = 0
         self.held: Optional[tuple[np.ndarray, str]] = None
         self.held_bound: Optional[tuple[object, str]] = None
-        self.work = PointWork(self, total)
+        self.work = CountingWork(total, on_exchange=self.exchange_point)   # the one spend loop
         self.stale = False
         self.latest_best = self._read_best()  # point 0: the warm start, or None
 

@@ -20,6 +20,26 @@ Three steps, each a few vectorised passes:
 
 When memory cannot be made to fit, :func:`repair_plan` says so (``fits`` False): the caller keeps
 the plan as a hint for the backends only.
+
+**Why the kernels have a repair of their own** (:class:`portfolio.kernels.engine.Repairer`, numba,
+which the toulbar2 engine and the local search use), and the two stay two:
+
+- This one must answer before anything is compiled (a cold compile of the kernels' stages is about
+  a minute of CPU), and whether the kernels happen to be compiled is the machine's state, which may
+  not choose a deterministic run's plan: so it cannot call theirs, not even when it could.
+- It repairs whatever a caller gives, on the problem as read: open nodes, forbidden strategies and
+  forbidden edge entries, then memory. Theirs gets plans of the kernels' reduced view, whose
+  forbidden strategies are pruned already: memory only, then their exact descent with block moves.
+- It cannot serve their callers either: on the same overloading plans (every node on its cheapest
+  strategy, A, K, N, S) it takes 1.1 to 34 times their CPU and ends 1.3 to 4.7 times dearer
+  (``python benchmarks/repairs.py A K N S``; docs/architecture.md, "Two plan repairs").
+- Either one in the other's place would change every plan that goes through it.
+
+What they share is the rule (cheapest cost added per unit of memory saved where memory is over,
+then a descent), not code: this one moves rounds of non-adjacent nodes at once with vectorised
+passes over the problem's arrays; theirs relieves the worst time point at a time on the search's
+incremental state, inside numba, which cannot call a numpy helper (and a shared numba helper would
+make this one compile). What is shared is shared: the fallback's propagation (:mod:`.fallback`).
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ from portfolio.problem import Problem
 
 from .cfn import open_network, post_functions, preload, search_and_read
 from .child import KILL_GRACE, run_in_child
-from .pace import EXACT_NODE_UNITS, node_weight, solve_units
+from .pace import COSTS, node_weight, solve_units
 from .scaling import MAX_SCALE, TOTAL_LIMIT, ScalingError, choose_scale
 
 THETA_LIMIT = 2.0**61
@@ -264,7 +264,7 @@ def _work(net: PricedNetwork, value: Optional[dict]) -> dict:
     posting only)."""
     nodes = 0 if value is None else int(value["nodes"])
     backtracks = 0 if value is None else int(value["backtracks"])
-    units = solve_units(net.entries, nodes, node_weight(net.counts), EXACT_NODE_UNITS)
+    units = solve_units(net.entries, nodes, node_weight(net.counts), COSTS.exact_node)
     return {"entries": net.entries, "nodes": nodes, "backtracks": backtracks, "units": units}
 
 

@@ -31,7 +31,7 @@ import numpy as np
 from portfolio.prices import PriceLink, price_key
 from portfolio.problem import Problem
 
-from .pace import PRICE_EDGE_UNITS, PRICE_USAGE_UNITS
+from .pace import COSTS
 
 
 class PriceModel:
@@ -50,8 +50,8 @@ class PriceModel:
                               t0=time.monotonic() if t0 is None else t0)
         """The run's price board (:mod:`portfolio.prices`), through ``report``'s optional price
         methods; used by :meth:`share` only (timed runs)."""
-        self.step_units = (PRICE_EDGE_UNITS * len(problem.edge_costs)
-                           + PRICE_USAGE_UNITS * len(problem.interval_usages))
+        self.step_units = (COSTS.price_edge * len(problem.edge_costs)
+                           + COSTS.price_usage * len(problem.interval_usages))
         """Deterministic mode's work units of one step (:mod:`.pace`)."""
 
     @property
