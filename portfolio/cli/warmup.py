@@ -26,7 +26,7 @@ def warmup(backends: str | None, serial: bool) -> None:
     from ..runner.warmup import warm_up_all, warm_up_serial
 
     t0 = time.monotonic()
-    chosen = _select_backends(backends)
+    chosen = _select_backends(backends).backends
     steps = (warm_up_serial if serial else warm_up_all)(chosen)
     for step in steps:
         if step.error:
