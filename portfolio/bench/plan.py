@@ -69,6 +69,8 @@ class Task:
     plugins: Optional[str] = None   # PORTFOLIO_PLUGINS to use where the task runs
     jobs: int = 1                   # tasks running at once (for workers=None on a Dask worker)
     options: OptionSet = ()         # the configuration's backend options
+    deterministic: bool = False     # deterministic mode (``--deterministic``)
+    work: Optional[int] = None      # its work units (None: the runner's default)
 
     @property
     def key(self) -> tuple[str, str, int, int]:

@@ -38,7 +38,17 @@ def _row_header(task: Task) -> dict:
         "repeat": task.repeat,
         "time_limit": task.time_limit,
         "options_given": option_dict(task.options),
+        "work": task_work(task),
     }
+
+
+def task_work(task: Task) -> Optional[int]:
+    """A deterministic task's work units (the runner's default when none was given); None: timed."""
+    if not getattr(task, "deterministic", False):
+        return None
+    from ..options import DEFAULT_WORK
+
+    return DEFAULT_WORK if task.work is None else task.work
 
 
 def _failed_row(task: Task, status: str, error: str, elapsed: Optional[float] = None) -> dict:
@@ -93,7 +103,8 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
     presolved, _ = presolve_for(problem, backends)  # as `portfolio solve` does
     options = RunOptions(task.time_limit, start=start, workers=workers, seed=task.seed,
                          fallback=False,  # the backends' own rows
-                         backend_options=option_dict(task.options))
+                         backend_options=option_dict(task.options),
+                         deterministic=task.deterministic, work=task.work)
     result = run_portfolio(problem, backends, options, presolved=presolved)
     runs = [r for r in result.runs.values()]
     trace = _improving(result.incumbents)
@@ -143,6 +154,8 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
                           "cpu_seconds": r.cpu_seconds, "demand": r.demand,
                           "source": sources.get(r.name, "")} for r in runs],
         "workers": workers,
+        "plan_hash": result.plan_hash,
+        "deterministic": result.deterministic,   # the mode's record (complete, reason...); None: timed
         "error": None,
         "solution": None if result.solution is None else [int(s) for s in result.solution],
     }
