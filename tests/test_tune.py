@@ -168,8 +168,7 @@ def test_racing_rule_compares_on_the_shared_pairs():
 def test_racing_drops_the_configuration_made_worse_and_config_solves(knob_cli, tmp_path,
                                                                       instances):
     space = tmp_path / "space.toml"
-    # every challenger is worse, and the same: the second is served from the cache
-    space.write_text("[knob]\nworse = { choices = [true] }\nlevel = { tune = false }\n")
+    space.write_text("[knob]\nworse = true\n")          # every challenger is worse; level tuned
     runs = tmp_path / "runs"
     done = knob_cli.run("tune", *instances, "-t", "1.5", "-b", "knob", "--seeds", "1",
                         "--trials", "3", "--space", space, "--runs-dir", runs, "--name", "race")
@@ -177,8 +176,9 @@ def test_racing_drops_the_configuration_made_worse_and_config_solves(knob_cli, t
     folder = runs / "race"
     records = _records(folder)
     assert [r["state"] for r in records] == ["complete", "pruned", "pruned"]
-    assert all(r["pairs"] == 1 and r["options"] == {"knob": {"worse": True}} for r in records[1:])
-    assert len(_rows(folder)) == 2 + 1                         # dropped before a second run
+    assert all(r["pairs"] == 1 and r["options"]["knob"]["worse"] is True for r in records[1:])
+    distinct = {json.dumps(r["options"], sort_keys=True) for r in records[1:]}
+    assert len(_rows(folder)) == 2 + len(distinct)             # dropped before a second run
     assert "chatty" not in json.dumps([r["params"] for r in records])   # changes_plan=False
     config = Path(done.stdout.strip().splitlines()[-1])
     assert config == folder / "tuned.toml" and 'backends = ["knob"]' in config.read_text()
@@ -203,7 +203,7 @@ def test_resume_after_a_kill_keeps_finished_runs(knob_cli, tmp_path, instances):
     os.killpg(proc.pid, signal.SIGKILL)
     proc.communicate()
     before = _rows(folder)
-    assert len(_records(folder)) >= 1 and len(before) >= 5
+    assert 1 <= len(_records(folder)) < 4 and len(before) >= 5   # killed mid-tune
     done = knob_cli.run(*args)
     assert done.returncode == 0, done.stderr
     rows = _rows(folder)

@@ -268,6 +268,6 @@ def nothing_to_tune(space: Space) -> Optional[str]:
     if space.params or space.switches:
         return None
     names = ", ".join(space.backends)
-    return (f"nothing to tune: {names} declare{'s' if len(space.backends) == 1 else ''} no option "
-            f"that can be tuned (options with changes_plan=False are not) and the backend set is "
-            f"fixed; `portfolio backends --verbose` lists the options")
+    return (f"nothing to tune: no option of {names} is left to tune (none declared, declared "
+            f"changes_plan=False, or fixed by the space file) and the backend set is fixed; "
+            f"`portfolio backends --verbose` lists the options")
