@@ -22,6 +22,9 @@ import sys
 import time
 from pathlib import Path
 
+# benchmarks/distributed.py would shadow dask's ``distributed`` (SMAC imports it): not on the path
+sys.path = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
 BENCH = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
 FILES = [str(BENCH / "asplos-2025-iopddl-B.json.gz"), str(BENCH / "asplos-2025-iopddl-G.json.gz"),
          str(BENCH / "example.json")]
@@ -54,9 +57,8 @@ def run_smac(args) -> dict:
                              UniformFloatHyperparameter, UniformIntegerHyperparameter)
     from smac import AlgorithmConfigurationFacade, Scenario
 
-    from portfolio.bench.task import run_task
     from portfolio.report.tune_score import references, score, usable_cost
-    from portfolio.tuning.evaluate import make_task
+    from portfolio.tuning.evaluate import evaluate_task as run_task, make_task
     from portfolio.tuning.settings import resolve
 
     resolved = resolve(_settings(1000, "unused"))
@@ -117,9 +119,8 @@ def run_smac(args) -> dict:
 
 def recheck(args) -> dict:
     """Each chosen configuration on the same pairs again, alternated."""
-    from portfolio.bench.task import run_task
     from portfolio.report.tune_score import mean_score, references, usable_cost
-    from portfolio.tuning.evaluate import make_task
+    from portfolio.tuning.evaluate import evaluate_task as run_task, make_task
     from portfolio.tuning.settings import resolve
     from portfolio.tuning.space import Candidate
 
