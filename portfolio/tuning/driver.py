@@ -73,7 +73,7 @@ class OptunaDriver:
         for record in records:
             raw = {k: v for k, v in (record.get("params") or {}).items() if k in params}
             dists = {k: self.distribution(params[k]) for k in raw}
-            fitting = {k: v for k, v in raw.items() if _fits(dists[k], v)}
+            fitting = {k: v for k, v in raw.items() if _fits(params[k], v)}
             value = record.get("value")
             pruned = record.get("state") == "pruned"
             trial = self.optuna.trial.create_trial(
@@ -112,8 +112,13 @@ class OptunaDriver:
             self.study.tell(trial, value)
 
 
-def _fits(distribution: Any, value: Any) -> bool:
-    try:
-        return bool(distribution._contains(distribution.to_internal_repr(value)))
-    except Exception:
+def _fits(param: Param, value: Any) -> bool:
+    """Whether a recorded value lies in the parameter's distribution (the baseline's default may
+    lie outside a range the space file narrowed: then the sampler is not told that value)."""
+    if param.kind in ("bool", "choice"):
+        return any(c == value and type(c) is type(value) for c in param.choices)   # True is not 1
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
+    if param.kind == "int" and not float(value).is_integer():
+        return False
+    return float(param.low) <= float(value) <= float(param.high)

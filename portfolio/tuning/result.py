@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from ..report.tune_score import Pair, mean_score, references, usable_cost
+from ..report.tune_score import Pair, mean_score, references
 from .space import Candidate
 
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -109,7 +109,3 @@ def write_config(path: Path, summary: dict, meta: dict) -> Path:
     tmp.write_text(config_text(summary, meta), encoding="utf-8")
     tmp.replace(path)
     return path
-
-
-def usable(rows: Sequence[dict]) -> list[Optional[int]]:
-    return [usable_cost(r) for r in rows]

@@ -19,6 +19,7 @@ from .loop import Progress, Tuner
 from .race import trial_name
 from .result import side, validation_summary, write_config
 from .settings import Resolved, TuneSettings, resolve
+from .space import TuneError
 from .storage import TuneFolder, new_session, settings_digest
 
 
@@ -53,8 +54,6 @@ def folder_of(resolved: Resolved) -> Path:
     s = resolved.settings
     name = s.name or f"tune-{settings_digest(resolved.identity)}"
     if "/" in name or name in ("", ".", ".."):
-        from .space import TuneError
-
         raise TuneError(f"--name {name!r}: a plain folder name")
     return Path(s.runs_dir) / name
 
