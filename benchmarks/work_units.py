@@ -161,8 +161,7 @@ def children_cpu() -> float:
 def first_network(problem):
     """The network of the engine's first round, middle vector (prices after 20 steps)."""
     from portfolio.toulbar2.network import build_network, build_tables
-    from portfolio.toulbar2.rounds import Polisher, price_model
-    from portfolio.toulbar2.settings import PRICE_SPREAD
+    from portfolio.toulbar2.rounds import PRICE_SPREAD, Polisher, price_model
     from portfolio.toulbar2.weights import spread
 
     tables, notes = build_tables(problem), []

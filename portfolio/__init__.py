@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any  # noqa: E402 -- after the clock on purpos
 
 if TYPE_CHECKING:
     from .api import (OnImprove, ProblemLike, SolveResult, backends, example_path, load,
-                      problem_from_arrays, resolve, solve, tradeoff)
+                      problem_from_arrays, resolve, solve, tradeoff, tune)
     from .errors import ProblemError
     from .evaluate import Evaluation, evaluate
     from .problem import Problem
 
 _EXPORTS = {
-    "solve": "portfolio.api", "resolve": "portfolio.api", "tradeoff": "portfolio.api", "SolveResult": "portfolio.api", "OnImprove": "portfolio.api",
+    "solve": "portfolio.api", "resolve": "portfolio.api", "tradeoff": "portfolio.api", "tune": "portfolio.api", "SolveResult": "portfolio.api", "OnImprove": "portfolio.api",
     "load": "portfolio.api", "backends": "portfolio.api", "example_path": "portfolio.api",
     "problem_from_arrays": "portfolio.api", "ProblemLike": "portfolio.api",
     "ProblemError": "portfolio.errors", "Problem": "portfolio.problem",

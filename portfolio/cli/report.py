@@ -48,7 +48,8 @@ def report(runs: tuple[str, ...], reference: str | None, at: float | None, confi
 
     Points on each instance are min_cost / cost over the rows compared; the total decides the rank.
     A `portfolio tradeoff` run is shown as its tradeoff table instead (cost at each budget, the
-    cost saved per extra GiB), and --plot draws its curve.
+    cost saved per extra GiB), and --plot draws its curve. A `portfolio tune` run is shown as its
+    trials, the incumbent over tuning time and default against tuned.
     """
     from ..report import ReportError, build, plot_runs, render_csv, render_markdown, to_json
     from ..report.tidy import render_tidy_csv
@@ -60,6 +61,10 @@ def report(runs: tuple[str, ...], reference: str | None, at: float | None, confi
              "--view": None if view == "auto" else view}
     if _tradeoff_runs(runs):
         _report_tradeoffs(runs, [k for k, v in asked.items() if v is not None], plot, fmt)
+        return
+    if _tune_runs(runs):
+        _report_tunes(runs, [k for k, v in asked.items() if v is not None] +
+                      (["--plot"] if plot else []), fmt)
         return
     try:
         board = build(list(runs), reference, at=at, configs=_names(configs),
@@ -149,3 +154,47 @@ def _report_tradeoffs(runs: tuple[str, ...], refused: list[str], plot: bool, fmt
         _emit_json(docs[0] if len(docs) == 1 else docs)
     if written:
         console.print(f"plots: {', '.join(str(p) for p in written)}", highlight=False)
+
+
+def _tune_runs(runs: tuple[str, ...]) -> bool:
+    """Whether RUNS are `portfolio tune` runs (all of them; a mix with bench runs is refused)."""
+    from ..report import ReportError, load_run
+    from ..report.tune import is_tune
+
+    try:
+        kinds = {str(r): is_tune(load_run(r)) for r in runs}
+    except ReportError as exc:
+        raise UserError(str(exc)) from None
+    if len(set(kinds.values())) > 1:
+        tune = next(r for r, k in kinds.items() if k)
+        other = next(r for r, k in kinds.items() if not k)
+        raise UserError(f"{tune} is a tune run and {other} a bench run: report them separately")
+    return all(kinds.values())
+
+
+def _report_tunes(runs: tuple[str, ...], refused: list[str], fmt: str) -> None:
+    """Each tune run's trials, incumbent trace and default against tuned (or markdown, JSON)."""
+    from ..report import ReportError
+    from ..report.tune import (load_tune, summary_table, trace_table, trials_table, tune_json,
+                               tune_markdown, tune_summary)
+
+    if refused:
+        raise UserError(f"{', '.join(refused)}: not for a tune run ({runs[0]}); it takes --format "
+                        f"table, markdown or json")
+    if fmt == "csv":
+        raise UserError(f"--format csv: not for a tune run ({runs[0]}); use markdown or json")
+    try:
+        docs = [load_tune(r) for r in runs]
+    except ReportError as exc:
+        raise UserError(str(exc)) from None
+    for doc in docs:
+        if fmt == "table":
+            console.print(trials_table(doc))
+            console.print(trace_table(doc))
+            console.print(summary_table(tune_summary(doc)))
+            if doc["config"]:
+                console.print(f"config: {doc['config']}", highlight=False)
+        elif fmt == "markdown":
+            click.echo(tune_markdown(doc))
+    if fmt == "json":
+        click.echo(tune_json(docs[0] if len(docs) == 1 else {"runs": docs}))
