@@ -87,7 +87,7 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
     from ..io import load_problem
     from ..options import RunOptions
     from ..registry import Registry
-    from ..runner import presolve_for, run_portfolio
+    from ..runner import run_portfolio
 
     start = time.monotonic() if start is None else start
     if task.plugins is None:
@@ -100,12 +100,13 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
     problem = load_problem(task.path)
     load_seconds = time.monotonic() - start
     workers = _workers_here(task)
-    presolved, _ = presolve_for(problem, backends)  # as `portfolio solve` does
+    # presolve in the runner's child under the deadline, as `portfolio solve` does (backends that
+    # wait for it set up meanwhile), not before the run
     options = RunOptions(task.time_limit, start=start, workers=workers, seed=task.seed,
-                         fallback=False,  # the backends' own rows
+                         presolve=True, fallback=False,  # the backends' own rows
                          backend_options=option_dict(task.options),
                          deterministic=task.deterministic, work=task.work)
-    result = run_portfolio(problem, backends, options, presolved=presolved)
+    result = run_portfolio(problem, backends, options)
     runs = [r for r in result.runs.values()]
     trace = _improving(result.incumbents)
     if result.solution is not None:
