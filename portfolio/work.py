@@ -172,8 +172,7 @@ class Meter:
         return True
 
 
-def meter_of(report: object, stop: float = math.inf) -> Optional[Meter]:
-    """A :class:`Meter` on ``report.work`` in deterministic mode, None in a timed run (or for a
-    reporter written before the mode, which has no ``work``)."""
-    work = getattr(report, "work", None)
-    return None if work is None else Meter(work, report, stop)
+def meter_of(report: Any, stop: float = math.inf) -> Optional[Meter]:
+    """A :class:`Meter` on ``report.work`` in deterministic mode, None in a timed run (every
+    reporter declares ``work``: :class:`portfolio.backend.Reporter`)."""
+    return None if report.work is None else Meter(report.work, report, stop)
