@@ -32,8 +32,9 @@ class MaxSatBackend(ExactBackend):
                            Option("blo", "choice", MaxSatEngine.blo, choices=("basic", "div"),
                                   help="RC2's stratification of the weights"),
                            Option("solver", "choice", MaxSatEngine.solver,
-                                  choices=("g3", "g4", "cd15", "cd19", "mgh", "m22"),
-                                  help="pysat's SAT oracle"),
+                                  choices=("g3", "g4", "mgh", "m22"),
+                                  help="pysat's SAT oracle (interruptible ones only: CaDiCaL "
+                                       "ignores the deadline)"),
                            Option("diffusion", "float", MaxSatEngine.diffusion, low=0.0,
                                   high=0.5, help="share of the time limit for min-sum "
                                                  "diffusion (at most 10 s)"),

@@ -15,7 +15,7 @@ written config can be turned into a space by editing it::
     exact = { tune = false }                  # kept at its default
 
     [maxsat]
-    solver = { choices = ["g3", "cd19"] }
+    solver = { choices = ["g3", "g4"] }
 
 Every problem is one :class:`TuneError` line naming the file, the table and the key.
 """
