@@ -59,6 +59,40 @@ def test_a_resolves_cold_part_starts_without_the_warm_plan(cold):
     assert result.cost <= 410   # the warm plan is an incumbent of the run either way
 
 
+class Watcher(Backend):
+    """Reads the portfolio's best plan for a second and says which plans it saw."""
+
+    capabilities = Capabilities(warm_start=True, anytime=True)
+    name, description = "watch", "records the shared plans it reads"
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        import time
+
+        seen = set()
+        if warm_start is not None:
+            seen.add(",".join(map(str, np.asarray(warm_start))))
+        end = time.monotonic() + 1.0
+        while time.monotonic() < end:
+            plan = report.best()
+            if plan is not None:
+                seen.add(",".join(map(str, np.asarray(plan))))
+            time.sleep(0.02)
+        return SolveResult(Status.FEASIBLE, np.asarray(problem.min_usage_strategies, np.int64),
+                           note=";".join(sorted(seen)))
+
+
+@pytest.mark.parametrize("cold", [(), ("watch",)])
+def test_a_resolves_cold_part_never_reads_the_warm_plan_or_the_warm_parts_plans(cold):
+    """The cold part shares its own board: neither the warm plan nor a warm backend's plan made
+    from it (``a`` reports the warm plan as its own) reaches it; the warm part reads everything."""
+    problem = load_problem(bundled_example_path())
+    result = run_portfolio(problem, [Recorder("a"), Watcher()],
+                           RunOptions(time_limit=3, warm_start=GIVEN, cold=cold, presolve=False))
+    seen = result.runs["watch"].note.split(";")
+    assert (",".join(map(str, GIVEN)) in seen) == (cold == ()), seen
+    assert result.cost <= 410
+
+
 def test_without_a_warm_start_nobody_is_cold_and_the_default_is_named():
     assert not starts_cold("toulbar2", ())
     assert starts_cold("toulbar2", ("toulbar2",))

@@ -18,6 +18,7 @@ from .claims import INFEASIBLE, LOWER_BOUND, OPTIMAL, Claim
 from .fallback import safe_plan
 from .presolving import summary
 from .result import BackendRun, BoundPoint, Incumbent, PortfolioResult
+from .warmstart import starts_cold
 from .worker import PlanMapping
 
 if TYPE_CHECKING:
@@ -34,7 +35,8 @@ class Answers:
     """Mixin of :class:`.core.Portfolio`: verification, claims and the final result.
 
     Uses ``problem``, ``runs``, ``claims``, ``best``/``best_eval``/``best_backend``, ``reserve``,
-    ``shared`` (the best plan published to workers), ``options`` and ``now()``."""
+    ``shared`` (the best plan published to workers), ``warm``, ``found`` and ``shared_cold`` (a
+    re-solve's cold part: its best plan and the board it reads), ``options`` and ``now()``."""
 
     def _verify(self, plan: object) -> tuple[Optional[str], Optional[Evaluation]]:
         """Evaluate a plan on the original problem: (why refused or None, its evaluation)."""
@@ -63,8 +65,11 @@ class Answers:
         sol = np.array(plan, dtype=np.int64)
         if run is not None:
             self._record(run, sol, ev, note)
-            if self.found is None or ev.cost < self.found[1].cost:
-                self.found = (sol, ev)   # the backends' own best: a cold start's plan
+            if self.warm is not None and starts_cold(run.backend or run.name, self.options.cold) \
+                    and (self.found is None or ev.cost < self.found[1].cost):
+                self.found = (sol, ev)   # a re-solve's cold part: its own best, its own board
+                if self.shared_cold is not None:
+                    self.shared_cold.publish(sol)
         if self.best_eval is None or ev.cost < self.best_eval.cost:
             self.best, self.best_eval = sol, ev
             self.best_backend = None if run is None else run.name

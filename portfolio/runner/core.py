@@ -119,7 +119,8 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
         self.best: Optional[np.ndarray] = None
         self.best_eval: Optional[Evaluation] = None
         self.best_backend: Optional[str] = None
-        self.found: Optional[tuple[np.ndarray, Evaluation]] = None   # the backends' best plan
+        self.found: Optional[tuple[np.ndarray, Evaluation]] = None   # a re-solve's cold part's best
+        self.warm: Optional[WarmStart] = None
         self.reserve: Optional[tuple[np.ndarray, Evaluation]] = None
         self.reserve_refined = False   # see Answers._safe_reserve
         self.stopped_early: Optional[str] = None
@@ -129,11 +130,15 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
         self.presolved_path: Optional[str] = None   # the presolved problem for early set-ups
         self.ctx = mp.get_context("fork")
         self.shared = SharedBest(self.ctx, problem.num_nodes)
+        # A timed re-solve's cold part shares only its own plans (see Answers._consider): the warm
+        # plan and what the warm part makes of it never pull it into the old plan's basin.
+        self.shared_cold: Optional[SharedBest] = (
+            SharedBest(self.ctx, problem.num_nodes)
+            if options.warm_start is not None and not options.deterministic else None)
         self.price_board: Optional[PriceBoard] = None   # made by run(): a timed run's only
         if presolved is not None:   # may settle the run at once: the shared best must exist
             self._use_presolved(presolved, None)
         # The warm start, repaired when needed, is a plan of the run before any backend starts.
-        self.warm: Optional[WarmStart] = None
         if options.warm_start is not None:
             if options.deterministic:
                 # the repair runs to its own end (its loops are bounded by their counts, no clock

@@ -169,11 +169,13 @@ class Launching:
             warm = to_hint(mapping, warm)
         elif backend.capabilities.reduced and self.options.presolve and self.presolve_info is None:
             run.note = "presolve not ready: original problem"
-        shared = self.shared if backend.capabilities.warm_start else None
+        board = self.shared_cold if cold and self.shared_cold is not None else self.shared
+        shared = board if backend.capabilities.warm_start else None
         spec = WorkerSpec(backend, problem, self.soft_deadline, run.seed, warm, self.start,
                           shared, mapping, run.cores, prices=self.price_board,
                           price_slot=list(self.runs).index(run.name) % MAX_WRITERS,
-                          options=self.option_values.get(backend.name, {}), fresher=not cold)
+                          options=self.option_values.get(backend.name, {}),
+                          fresher=not cold or self.shared_cold is not None)
         if self.options.deterministic:
             spec.reporter = functools.partial(PointReporter, t0=self.start, board=self.shared,
                                               shared=shared, mapping=mapping, total=self.work_of[run.name])
