@@ -18,6 +18,7 @@ from .claims import INFEASIBLE, LOWER_BOUND, OPTIMAL, Claim
 from .fallback import safe_plan
 from .presolving import summary
 from .result import BackendRun, BoundPoint, Incumbent, PortfolioResult
+from .warmstart import starts_cold
 from .worker import PlanMapping
 
 if TYPE_CHECKING:
@@ -34,8 +35,8 @@ class Answers:
     """Mixin of :class:`.core.Portfolio`: verification, claims and the final result.
 
     Uses ``problem``, ``runs``, ``claims``, ``best``/``best_eval``/``best_backend``, ``reserve``,
-    ``shared`` (the best plan published to workers), ``warm``, ``cold`` (the names of a
-    re-solve's cold part), ``found`` and ``shared_cold`` (its best plan and the board it reads), ``options`` and ``now()``."""
+    ``shared`` (the best plan published to workers), ``warm``, ``found`` and ``shared_cold`` (a
+    re-solve's cold part: its best plan and the board it reads), ``options`` and ``now()``."""
 
     def _verify(self, plan: object) -> tuple[Optional[str], Optional[Evaluation]]:
         """Evaluate a plan on the original problem: (why refused or None, its evaluation)."""
@@ -64,7 +65,7 @@ class Answers:
         sol = np.array(plan, dtype=np.int64)
         if run is not None:
             self._record(run, sol, ev, note)
-            if (run.backend or run.name) in self.cold \
+            if self.warm is not None and starts_cold(run.backend or run.name, self.options.cold) \
                     and (self.found is None or ev.cost < self.found[1].cost):
                 self.found = (sol, ev)   # a re-solve's cold part: its own best, its own board
                 if self.shared_cold is not None:
@@ -295,9 +296,7 @@ class Answers:
             schedule={"policy": self.scheduler.policy, "cores": self.cores,
                       "honour_demand": self.options.honour_demand},
             engines=engine_versions(self.backends), deterministic=deterministic,
-            warm_start=None if self.warm is None else {**self.warm.report(cost),
-                                                       "cold": sorted(self.cold),
-                                                       "cold_why": self.cold_why},
+            warm_start=None if self.warm is None else self.warm.report(cost),
             options={name: dict(values) for name, values in self.option_values.items()},
             options_given={k: dict(v) for k, v in self.options.backend_options.items()},
             config=self.options.config,

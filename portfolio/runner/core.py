@@ -39,8 +39,7 @@ from .result import BackendRun, PortfolioResult
 from .schedule import Scheduler, core_shares, machine_cores
 from .stopping import StopRules, deadline_plan
 from .supervise import Supervision, _Worker
-from .warmstart import (WARM_START, WarmStart, cold_part, repair_seconds, take_warm_start,
-                        take_warm_start_by)
+from .warmstart import WARM_START, WarmStart, repair_seconds, take_warm_start, take_warm_start_by
 from .worker import PlanMapping, SharedBest
 
 __all__ = ["FALLBACK", "Portfolio", "deadline_plan", "run_portfolio"]
@@ -122,8 +121,6 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
         self.best_backend: Optional[str] = None
         self.found: Optional[tuple[np.ndarray, Evaluation]] = None   # a re-solve's cold part's best
         self.warm: Optional[WarmStart] = None
-        self.cold: frozenset[str] = frozenset()   # a re-solve's cold part (set with the warm start)
-        self.cold_why: Optional[str] = None
         self.reserve: Optional[tuple[np.ndarray, Evaluation]] = None
         self.reserve_refined = False   # see Answers._safe_reserve
         self.stopped_early: Optional[str] = None
@@ -157,7 +154,6 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
                 self._consider(None, plan, "warm start")
             if self.best is not None and self.best_eval is not before:
                 self.best_backend = WARM_START
-        self.cold, self.cold_why = cold_part(self.warm, [b.name for b in self.backends], options.cold)
         if options.deterministic:
             self._init_exchange(left_out)
             if self.best is not None:   # point 0's incumbent: the verified warm start

@@ -24,6 +24,7 @@ from .presolving import PRESOLVE_SHARE, presolve_main
 from .priceboard import MAX_WRITERS
 from .result import BackendRun
 from .supervise import _Worker
+from .warmstart import starts_cold
 from .worker import WorkerSpec, freeze, has_prepare, prepare_key, to_hint, worker_main
 
 
@@ -149,7 +150,7 @@ class Launching:
     def _warm_for(self, backend: BackendLike) -> Optional[np.ndarray]:
         """The plan a backend starts from (on the original problem): the run's best for a backend
         that takes warm starts, what the backends found for a re-solve's cold part, else None."""
-        if backend.name in self.cold:
+        if self.warm is not None and starts_cold(backend.name, self.options.cold):
             # a re-solve's cold part starts as a run without the warm start would (what the
             # backends found when it starts; deterministic mode: nothing, a timing)
             return None if self.found is None or self.options.deterministic else self.found[0]
@@ -158,7 +159,7 @@ class Launching:
         return None
 
     def _launch(self, backend: BackendLike, run: BackendRun, early: bool = False) -> None:
-        cold = backend.name in self.cold
+        cold = self.warm is not None and starts_cold(backend.name, self.options.cold)
         warm = None if early else self._warm_for(backend)
         problem, mapping = self.problem, None
         if early:   # its problem and warm start come with go (_release_early)

@@ -33,42 +33,16 @@ REPAIR_SHARE = 0.1
 AS_GIVEN, REPAIRED, HINT = "as given", "repaired", "hint only"
 
 COLD: tuple[str, ...] = ()
-"""The backends that start cold in a run with a warm start (a re-solve) whose repair did not drift
-(:data:`DRIFT`): they start as in a run without one and read only their own part's plans, while
-the warm plan stays an incumbent of the run. None by default: after a change the repair keeps
-near the old plan's cost (costs perturbed, strategies removed), every backend following the warm
-start measured best (docs/benchmarks/resolve.md: K, N, S, three seeds, alternated)."""
-
-
-DRIFT = 0.05
-"""A repair that had to make the plan this much dearer (the previous plan over a tighter memory
-limit) leaves the run far from the old plan's basin: every backend then starts cold and the
-repaired plan is only an incumbent. Measured on K, N, S (docs/benchmarks/resolve.md): K's 3 %
-tighter limit makes the repair 32 % dearer, and there a cold part beats a warm one; the other
-changes repair within 2 %, where the warm start is worth following."""
+"""The backends that start cold in a run with a warm start (a re-solve): they start as in a run
+without one, from the best plan this run's backends found, while the warm plan stays an incumbent
+of the run. Measured on K, N, S after three kinds of change, 10 s and 30 s, three seeds
+(docs/benchmarks/resolve.md)."""
 
 
 def starts_cold(name: str, cold: Optional[tuple[str, ...]]) -> bool:
     """Whether the backend ``name`` starts cold in a warm-started run (``cold``: the run's
     ``RunOptions.cold``; None: :data:`COLD`)."""
     return name in (COLD if cold is None else cold)
-
-
-def cold_part(warm: Optional["WarmStart"], names: list[str],
-              cold: Optional[tuple[str, ...]]) -> tuple[frozenset[str], Optional[str]]:
-    """The backends of a warm-started run that start cold, and why (None: the default
-    :data:`COLD`, or no warm start): those the caller named (``RunOptions.cold``), else every
-    one when the repair drifted more than :data:`DRIFT`, else :data:`COLD`."""
-    if warm is None:
-        return frozenset(), None
-    if cold is not None:
-        return frozenset(cold), "named by the caller"
-    drift = warm.drift
-    if drift is not None and drift > DRIFT:
-        return frozenset(names), (f"the repair made the plan {100 * drift:.1f} % dearer (more "
-                                  f"than {100 * DRIFT:g} %): every backend starts cold, the plan "
-                                  f"is an incumbent only")
-    return frozenset(COLD), None
 
 
 def repair_seconds(time_limit: float) -> float:
@@ -92,14 +66,6 @@ class WarmStart:
     cut: Optional[float] = None
     """Deterministic mode: the seconds the repair had when the run's deadline ended it unfinished
     (None: it finished, or was not needed); the run then goes on from the plan as given."""
-
-    @property
-    def drift(self) -> Optional[float]:
-        """How much dearer the repair made the plan (0.32: 32 %), when the given plan had a cost
-        to compare (nothing forbidden, only over memory); None otherwise."""
-        if self.status != REPAIRED or self.given_eval.has_forbidden or self.given_eval.cost <= 0:
-            return None
-        return (self.start_eval.cost - self.given_eval.cost) / self.given_eval.cost
 
     @property
     def start_cost(self) -> Optional[int]:
@@ -176,8 +142,6 @@ def report_text(doc: dict) -> str:
         head += (f"; the previous plan cost {previous:,} on the previous problem"
                  + ("" if start is None else f", {_change(start, previous)} once mapped and "
                     f"repaired"))
-    if doc.get("cold_why") and doc["cold_why"] != "named by the caller":
-        head += f"; {doc['cold_why']}"
     if doc["improvement"] is None:
         return head
     if doc["improvement"] <= 0:
