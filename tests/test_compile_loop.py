@@ -56,6 +56,7 @@ def test_a_resolves_cold_part_starts_without_the_warm_plan(cold):
     for name in ("a", "b"):
         note = result.runs[name].note
         assert (note != given) == (name in cold), (name, note)
+    assert result.warm_start["cold"] == sorted(cold)
     assert result.cost <= 410   # the warm plan is an incumbent of the run either way
 
 

@@ -296,7 +296,9 @@ class Answers:
             schedule={"policy": self.scheduler.policy, "cores": self.cores,
                       "honour_demand": self.options.honour_demand},
             engines=engine_versions(self.backends), deterministic=deterministic,
-            warm_start=None if self.warm is None else self.warm.report(cost),
+            warm_start=None if self.warm is None else {
+                **self.warm.report(cost),
+                "cold": sorted(b.name for b in self.backends if starts_cold(b.name, self.options.cold))},
             options={name: dict(values) for name, values in self.option_values.items()},
             options_given={k: dict(v) for k, v in self.options.backend_options.items()},
             config=self.options.config,
