@@ -152,11 +152,11 @@ def fewer_strategies(problem, seed: int = 0):
     from portfolio.problem import Problem, _edge_table_sizes, offsets_from_counts
 
     from portfolio.problem import FORBIDDEN
-    from portfolio.runner.fallback import _PairEdges
+    from portfolio.runner.fallback import PairEdges
 
     rng = np.random.default_rng(seed)
     counts = problem.strategy_counts
-    pairs = _PairEdges(problem)
+    pairs = PairEdges(problem)
     bound = np.zeros(problem.num_nodes, dtype=bool)     # on an edge with forbidden entries
     bound[pairs.u] = bound[pairs.v] = True
     allowed = np.add.reduceat((problem.node_costs != FORBIDDEN).astype(np.int64),

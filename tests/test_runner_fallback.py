@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from portfolio.evaluate import evaluate
 from portfolio.io import load_problem
 from portfolio.problem import FORBIDDEN, Capacity
-from portfolio.runner.fallback import (_assign_in_order, _PairEdges, _pick, consistent_strategies,
+from portfolio.runner.fallback import (PairEdges, _assign_in_order, _pick, consistent_strategies,
                                       safe_plan)
 from portfolio_plugins.minusage import MinUsageBackend
 from portfolio.backend import NullReporter, Status
@@ -101,7 +101,7 @@ def test_on_a_forest_of_forbidden_edges_consistency_and_order_avoid_every_forbid
         return
     rank = prob.strategy_usage_rank
     start = _pick(prob, alive, rank).astype(np.int64)
-    plan = _assign_in_order(prob, start, alive, rank, _PairEdges(prob), float("inf"))
+    plan = _assign_in_order(prob, start, alive, rank, PairEdges(prob), float("inf"))
     assert not evaluate(prob, plan).has_forbidden          # the order alone, before any repair
     assert not evaluate(prob, safe_plan(prob)).has_forbidden
 

@@ -25,7 +25,7 @@ REPAIR_SECONDS = 3.0
 """Default time cap of the repair passes (the consistency itself is a few numpy passes)."""
 
 
-class _PairEdges:
+class PairEdges:
     """Two-node edges with at least one forbidden entry: their *allowed* entries, flattened (only
     allowed entries can support a strategy, and on chain-like edges they are few)."""
 
@@ -72,14 +72,14 @@ class _PairEdges:
 
 
 def consistent_strategies(problem: Problem, stop: float = float("inf"),
-                          pe: Optional[_PairEdges] = None) -> Optional[np.ndarray]:
+                          pe: Optional[PairEdges] = None) -> Optional[np.ndarray]:
     """Allowed-strategy mask after arc consistency on forbidden entries; None on a wipe-out.
     Past ``stop`` the passes end early: every strategy removed so far is still rightly removed."""
     alive = problem.node_costs != FORBIDDEN
     node_of = np.repeat(np.arange(problem.num_nodes), problem.strategy_counts)
     if not np.all(np.bincount(node_of, weights=alive, minlength=problem.num_nodes) > 0):
         return None
-    pe = _PairEdges(problem) if pe is None else pe
+    pe = PairEdges(problem) if pe is None else pe
     if len(pe.u) == 0:
         return alive
     while True:
@@ -130,7 +130,7 @@ def _bfs_levels(num_nodes: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def _assign_in_order(problem: Problem, plan: np.ndarray, alive: np.ndarray, rank: np.ndarray,
-                     pe: _PairEdges, stop: float) -> np.ndarray:
+                     pe: PairEdges, stop: float) -> np.ndarray:
     """Level by level of a breadth-first order over the forbidden-entry edges, each node takes the
     alive strategy allowed by the most of its edges to earlier levels (all of them whenever arc
     consistency leaves one, as it always does on a forest), least memory first. Edges inside a
@@ -179,8 +179,8 @@ def _assign_in_order(problem: Problem, plan: np.ndarray, alive: np.ndarray, rank
     return plan
 
 
-def _repair(problem: Problem, plan: np.ndarray, alive: np.ndarray, rank: np.ndarray,
-            pe: _PairEdges, stop: float, waves: int = 200) -> np.ndarray:
+def repair_waves(problem: Problem, plan: np.ndarray, alive: np.ndarray, rank: np.ndarray,
+                 pe: PairEdges, stop: float, waves: int = 200) -> np.ndarray:
     """Waves of vectorised repair: on each edge still picking a forbidden entry, the second node
     takes its least-memory alive strategy allowed with the first node's choice (or, when there is
     none, the first node one allowed with the second's). Changes propagate along chains of
@@ -219,8 +219,8 @@ def _take(plan: np.ndarray, nodes: np.ndarray, strategies: np.ndarray, rank: np.
     return bool(changed.any())
 
 
-def _min_conflicts(problem: Problem, plan: np.ndarray, alive: np.ndarray, rank: np.ndarray,
-                   pe: _PairEdges, stop: float, waves: int = 400) -> np.ndarray:
+def min_conflicts(problem: Problem, plan: np.ndarray, alive: np.ndarray, rank: np.ndarray,
+                  pe: PairEdges, stop: float, waves: int = 400) -> np.ndarray:
     """Vectorised min-conflicts for what the waves left: a random half of the nodes on forbidden
     entries each take the alive strategy allowed by the most of their edges (given the neighbours'
     current choices), least memory first; sideways moves now and then leave plateaus."""
@@ -255,15 +255,15 @@ def safe_plan(problem: Problem, seconds: float = REPAIR_SECONDS) -> np.ndarray:
     to the plain least-memory plan when that one fits in memory and this one does not."""
     stop = time.monotonic() + seconds
     plain = np.asarray(problem.min_usage_strategies, dtype=np.int64)
-    pe = _PairEdges(problem)
+    pe = PairEdges(problem)
     alive = consistent_strategies(problem, time.monotonic() + seconds / 2, pe)
     if alive is None:
         return plain.copy()
     rank = problem.strategy_usage_rank
     plan = _assign_in_order(problem, _pick(problem, alive, rank).astype(np.int64), alive, rank,
                             pe, stop)
-    plan = _repair(problem, plan, alive, rank, pe, min(stop, time.monotonic() + seconds / 3))
-    plan = _min_conflicts(problem, plan, alive, rank, pe, stop)
+    plan = repair_waves(problem, plan, alive, rank, pe, min(stop, time.monotonic() + seconds / 3))
+    plan = min_conflicts(problem, plan, alive, rank, pe, stop)
     if evaluate(problem, plan).feasible:
         return plan
     return plain.copy() if evaluate(problem, plain).feasible else plan

@@ -25,7 +25,7 @@ from typing import Optional
 import numpy as np
 
 from ..work import CountingWork
-from .worker import PipeReporter, PlanMapping, SharedBest, plain_plan, to_hint, _plain_bound
+from .worker import PipeReporter, PlanMapping, SharedBest, plain_bound, plain_plan, to_hint
 
 WAIT_FIRST, WAIT_MOST = 0.0005, 0.01
 """Seconds between two looks at the settled-point counter while waiting (doubling up to the most):
@@ -61,7 +61,7 @@ class PointReporter(PipeReporter):
         if value is None:
             return
         with self.lock:
-            self.held_bound = (_plain_bound(value), str(note))
+            self.held_bound = (plain_bound(value), str(note))
 
     def best(self) -> Optional[np.ndarray]:
         """The incumbent of the last point this backend passed (the warm start before the first):

@@ -11,8 +11,8 @@ Three steps, each a few vectorised passes:
 1. a node on a forbidden strategy takes its cheapest allowed one (arc consistency on forbidden edge
    entries first, when it does not wipe a node out); a node the caller left open (a negative entry,
    see :func:`fill_open`) the same;
-2. an edge on a forbidden entry is mended by the fallback's waves (:func:`.fallback._repair`, then
-   its min-conflicts passes), cheapest node cost first;
+2. an edge on a forbidden entry is mended by the fallback's waves (:func:`.fallback.repair_waves`,
+   then its min-conflicts passes), cheapest node cost first;
 3. while memory is over the capacity, the nodes live at an overloaded time point move to a strategy
    that uses less memory there (and no more anywhere), cheapest cost increase per unit of memory
    saved first, edges included, never onto a forbidden entry; two neighbours never move in the same
@@ -51,7 +51,7 @@ import numpy as np
 
 from ..evaluate import chosen_edge_positions, evaluate, usage_profile
 from ..problem import FORBIDDEN, Problem
-from .fallback import _min_conflicts, _PairEdges, _repair, consistent_strategies, safe_plan
+from .fallback import PairEdges, consistent_strategies, min_conflicts, repair_waves, safe_plan
 
 
 @dataclass
@@ -145,13 +145,13 @@ def _fix_forbidden(problem: Problem, plan: np.ndarray, alive: np.ndarray, stop: 
     bad = np.flatnonzero(problem.node_costs[so + plan] == FORBIDDEN)
     if len(bad):
         plan[bad] = _cheapest(problem, bad, alive)
-    pe = _PairEdges(problem)
+    pe = PairEdges(problem)
     if len(pe.u) and pe.bad_edges(plan).any():
         # cheapest first: a warm start is meant to be cheap (unless memory is what is short)
         rank = problem.strategy_usage_rank if lean else problem.node_costs
-        _repair(problem, plan, alive, rank, pe, stop)
+        repair_waves(problem, plan, alive, rank, pe, stop)
         if pe.bad_edges(plan).any():
-            _min_conflicts(problem, plan, alive, rank, pe, stop)
+            min_conflicts(problem, plan, alive, rank, pe, stop)
         bad = pe.bad_edges(plan)
         if bad.any():
             # What is left needs whole chains to move: every node joined through edges with
@@ -406,7 +406,7 @@ def repair_plan(problem: Problem, plan: object, seconds: float = 2.0) -> Repair:
         mem = _Memory(problem, work)
         cum = np.concatenate([[0], np.cumsum(mem.profile > mem.cap)])
         region = np.unique(problem.interval_node[cum[mem.hi] > cum[mem.lo]])
-        pe = _PairEdges(problem)
+        pe = PairEdges(problem)
         label = _components(problem.num_nodes, pe.u, pe.v)
         group = np.isin(label, label[region])
         lean = safe_plan(problem, seconds / 5)

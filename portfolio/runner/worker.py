@@ -143,7 +143,7 @@ class PipeReporter:
         if value is None:
             return
         with self.lock:
-            self.pending_bound = (_plain_bound(value), str(note))
+            self.pending_bound = (plain_bound(value), str(note))
             if time.monotonic() - self.last_sent >= REPORT_INTERVAL:
                 self._send_pending()
 
@@ -223,7 +223,7 @@ def die_with_parent() -> None:
         pass
 
 
-def _plain_bound(value: object) -> object:
+def plain_bound(value: object) -> object:
     """The bound as plain data for the pipe (the parent validates it); odd objects become text."""
     if value is None or isinstance(value, (bool, np.bool_)):
         return value if value is None else bool(value)
@@ -259,7 +259,7 @@ def _plain_result(result: object, mapping: Optional[PlanMapping]) -> dict:
     status = getattr(result.status, "value", result.status)
     solution = None if result.solution is None else plain_plan(result.solution, mapping)
     return {"status": status if isinstance(status, str) else repr(status)[:80],
-            "solution": solution, "lower_bound": _plain_bound(result.lower_bound),
+            "solution": solution, "lower_bound": plain_bound(result.lower_bound),
             "note": result.note if isinstance(result.note, str) else repr(result.note)[:300],
             "safety_net": result.safety_net is True}
 
