@@ -11,7 +11,7 @@ from portfolio.io import load_problem
 from portfolio.options import RunOptions
 from portfolio.progress import copies_line
 from portfolio.runner import run_portfolio
-from portfolio.runner.stopping import MARGIN_FULL, deadline_plan, stop_margins
+from portfolio.runner.deadlines import MARGIN_FULL, deadline_plan, stop_margins
 from portfolio.runner.warmstart import report_text, starts_cold
 
 from conftest import bundled_example_path

@@ -55,7 +55,7 @@ class ClusterDriver:
         return self.link.alive()
 
     def __call__(self, runner: Any) -> None:
-        runner.spare_pids |= self.link.spare()
+        runner.spare(self.link.spare())
         self.link.alive()   # its watch: a scheduler silent for LOST_AFTER s counts as lost
         self._tell_state()
         for shard in self.link.shards:

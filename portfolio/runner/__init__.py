@@ -1,13 +1,14 @@
 """The portfolio runner: many backends, one wall-clock deadline, the best verified plan wins.
 
-``core`` holds a run's state and event loop, with its jobs in ``launch`` (starting presolve and
-workers), ``supervise`` (reading and ending workers), ``answers`` (verification, claims, the result),
-and its rules one module each: ``order`` (start order), ``demotion`` (low CPU demand), ``stopping``
-(deadlines, early stop, signals), ``exchange`` (deterministic mode's exchange points); ``worker``
-is the worker side and its protocol, ``points`` deterministic mode's worker side; ``validate``
-checks every message; ``claims`` keeps what backends claim apart from what was verified;
-``schedule`` shares the cores; ``presolving`` runs presolve under the deadline;
-``fallback`` is the instant plan from plain numpy; ``result`` holds what a run returns.
+``core`` holds a run's event loop, which owns the workers (``crew``) and composes the run's parts,
+each an object owning its state: ``launch`` (starting workers), ``supervise`` (reading and ending
+them), ``answers`` (verification, claims, the incumbent, the answer), ``presolving`` (presolve in
+a child under the deadline), and one rule each: ``order`` (start order), ``demotion`` (low CPU
+demand), ``stopping`` (early stop, signals; the deadlines are ``deadlines``), ``exchange``
+(deterministic mode's exchange points); ``worker`` is the worker side and its protocol, ``points``
+deterministic mode's worker side; ``validate`` checks every message; ``claims`` keeps what backends
+claim apart from what was verified; ``schedule`` shares the cores; ``fallback`` is the instant plan
+from plain numpy; ``result`` holds what a run returns.
 Linux/POSIX only (fork, process groups, /proc).
 """
 

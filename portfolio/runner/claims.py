@@ -59,6 +59,10 @@ class ClaimBook:
         self.claims.append(claim)
         return claim
 
+    def drop(self, claims: list[Claim]) -> None:
+        """``claims`` leave the book (a backend's newer bound implies them)."""
+        self.claims = [c for c in self.claims if all(c is not d for d in claims)]
+
     def standing(self) -> list[Claim]:
         return [c for c in self.claims if not c.false]
 

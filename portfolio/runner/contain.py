@@ -25,7 +25,10 @@ import os
 import re
 import signal
 import sys
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
+
+if TYPE_CHECKING:
+    import multiprocessing as mp
 
 WORKER_ENV = "PORTFOLIO_WORKER"
 """Environment mark of every worker and everything it starts: ``PARENT_PID:WORKER_PID``."""
@@ -213,6 +216,16 @@ def kill_tree(pid: int, include_root: bool = True) -> list[int]:
     tree = list(dict.fromkeys(tree + descendants(pid)))
     _signal_all(root + tree, signal.SIGKILL)
     return tree
+
+
+def kill_group(process: mp.process.BaseProcess) -> None:
+    """SIGKILL a child's process group (a worker and presolve each lead one) and reap the child."""
+    if process.is_alive():
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            process.kill()
+    process.join(timeout=2.0)
 
 
 def kill_own_descendants() -> None:

@@ -6,22 +6,28 @@ kill, which is what fault containment needs: a pool executor declares the whole 
 one worker segfaults. The parent is a single thread with an event loop over the workers' pipes and
 process sentinels; it never blocks on a worker and runs no plugin code beyond ``available()``:
 ``prepare()`` runs in the worker, presolve in a child of its own (see :mod:`.presolving`).
+
+The run is made of parts, each owning its state (docs/architecture.md, "The runner's parts"): the
+loop here owns the workers (:class:`.crew.Crew`), the rows and the hooks, and turns the wheel;
+:class:`.launch.Launcher` starts workers when :class:`.order.StartOrder` lets them;
+:class:`.supervise.Supervisor` reads and ends them; :class:`.answers.Answers` verifies plans and
+keeps the incumbent and the claims; :class:`.presolving.Presolve` runs presolve;
+:class:`.stopping.StopRules` says when the run may end; :class:`.demotion.Demotion` lowers
+backends that cannot help; :class:`.exchange.Exchange` is deterministic mode's exchange points.
 """
 
 
 from __future__ import annotations
 
-import contextlib
 import multiprocessing as mp
 import os
-import signal
 import time
 from multiprocessing.connection import wait
 from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from ..backend import BackendLike, declared
+from ..backend import BackendLike, Status, declared, engine_versions
 from ..backend_options import check_given, resolve
 from ..evaluate import Evaluation
 from ..options import RunOptions
@@ -30,16 +36,20 @@ from ..registry import start_checks
 from . import contain
 from .answers import FALLBACK, Answers
 from .claims import ClaimBook
+from .crew import Crew, sample_cpu
+from .deadlines import Clock, deadline_plan
 from .demotion import Demotion
-from .exchange import Exchange, deterministic_split
-from .launch import Launching, _Presolve
-from .order import StartOrder, safety_until, start_order
+from .exchange import Exchange, allot_work, deterministic_split
+from .launch import Launcher
+from .order import StartOrder
+from .presolving import Presolve
 from .priceboard import PriceBoard
 from .result import BackendRun, PortfolioResult
 from .schedule import Scheduler, core_shares, machine_cores
-from .stopping import StopRules, deadline_plan
-from .supervise import Supervision, _Worker
-from .warmstart import WARM_START, WarmStart, repair_seconds, take_warm_start, take_warm_start_by
+from .stopping import StopRules
+from .supervise import Supervisor, kill
+from .warmstart import (WarmStart, repair_seconds, starts_cold, take_warm_start,
+                        take_warm_start_by)
 from .worker import PlanMapping, SharedBest
 
 __all__ = ["FALLBACK", "Portfolio", "deadline_plan", "run_portfolio"]
@@ -58,13 +68,18 @@ def resolved_options(backends: Sequence[BackendLike], options: RunOptions) -> di
     return out
 
 
-class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules, Exchange):
-    """One portfolio run. Use :func:`run_portfolio`; this class holds the run's state and its event
-    loop; the methods it inherits are grouped by job: :mod:`.launch` (starting presolve and workers),
-    :mod:`.supervise` (messages, ending workers), :mod:`.answers` (verification, claims, result),
-    and one module per rule: :mod:`.order` (start order), :mod:`.demotion` (low CPU demand),
-    :mod:`.stopping` (deadlines, early stop, signals), :mod:`.exchange` (deterministic mode's
-    exchange points)."""
+class Portfolio:
+    """One portfolio run: its event loop, the parts it is made of, and what a caller's hooks may
+    read (``on_update`` gets this object at every turn). Use :func:`run_portfolio`.
+
+    The loop owns the problem, the rows (``runs``: name -> :class:`.result.BackendRun`, which the
+    parts update and a cluster driver may add to), the workers (``crew``) and the hooks; each part
+    owns its own state and is given, when it is made, the parts and values it asks (see the module
+    docstring). For callers: :meth:`now`, :attr:`end`, the incumbent (:meth:`incumbent`,
+    :attr:`best`, :attr:`best_eval`, :attr:`best_backend`), the claims, plans and bounds from
+    outside (:meth:`offer`, :meth:`outside_bound`, :meth:`outside_optimal`,
+    :meth:`outside_reject`), deterministic mode's progress (:attr:`settled_point`,
+    :meth:`points_expected`), :attr:`price_board`, :attr:`warm` and :meth:`spare`."""
 
     def __init__(self, problem: Problem, backends: Sequence[BackendLike], options: RunOptions, *,
                  on_update: Optional[Callable[["Portfolio"], None]] = None,
@@ -84,180 +99,246 @@ class Portfolio(Launching, StartOrder, Supervision, Demotion, Answers, StopRules
             backends, left_out = deterministic_split(backends)
         self.problem, self.backends, self.options = problem, list(backends), options
         self.option_values = resolved_options(self.backends, options)
-        start = options.start
-        self.start = time.monotonic() if start is None else start
-        if self.start > time.monotonic() + 1.0:
-            raise ValueError(f"start {start!r} lies in the future: run_portfolio takes a "
+        start = time.monotonic() if options.start is None else options.start
+        if start > time.monotonic() + 1.0:
+            raise ValueError(f"start {options.start!r} lies in the future: run_portfolio takes a "
                              f"time.monotonic() value, not time.time()")
-        self.soft_deadline, self.kill_time, self.end = deadline_plan(self.start, options.time_limit)
+        self.clock = Clock.of(start, options.time_limit)
         self.cores = max(1, options.workers or machine_cores())
-        self.workers = self.cores
-        self.on_update = on_update
         # Work done elsewhere (a cluster, see portfolio.distributed): ``hold(backend)`` says why a
         # waiting backend may not start yet (None: it may); ``keep_open()`` keeps the loop going
         # with no live worker, so that plans offered from outside (``offer``) still count.
-        self.hold, self.keep_open = hold, keep_open
-        self.spare_pids: set[int] = set()   # children the runner must not end (a cluster's host)
+        self.on_update = on_update
         # Bytes one backend (with everything it starts) may use; "default": a share of the RAM.
-        self.memory_limit: Optional[int] = (contain.default_memory_limit(len(self.backends))
-                                            if options.memory_limit == "default"
-                                            else options.memory_limit)
-        self.next_memory_check = 0.0
-        self.interrupted: Optional[str] = None  # the signal that ended the run early, if any
-        self.adopting, self.run_ticks = False, 0
+        memory_limit: Optional[int] = (contain.default_memory_limit(len(self.backends))
+                                       if options.memory_limit == "default"
+                                       else options.memory_limit)
         self.scheduler = Scheduler(options.policy, self.cores)
         shares = core_shares([getattr(b.capabilities, "threads", False) for b in self.backends],
                              self.cores)
         self.runs = {b.name: BackendRun(b.name, seed=options.seed, cores=c)
                      for b, c in zip(self.backends, shares)}
-        self.by_name = {b.name: b for b in self.backends}
-        self.waiting = start_order(self.backends)
-        self.compiling: dict[str, str] = {}     # prepare key -> run compiling it right now
-        self.copies: dict[str, int] = {}
-        self.active: list[_Worker] = []
-        self.claims = ClaimBook()
-        self.best: Optional[np.ndarray] = None
-        self.best_eval: Optional[Evaluation] = None
-        self.best_backend: Optional[str] = None
-        self.found: Optional[tuple[np.ndarray, Evaluation]] = None   # a re-solve's cold part's best
-        self.warm: Optional[WarmStart] = None
-        self.reserve: Optional[tuple[np.ndarray, Evaluation]] = None
-        self.reserve_refined = False   # see Answers._safe_reserve
-        self.stopped_early: Optional[str] = None
-        self.presolved: Optional[PlanMapping] = None
-        self.presolve_info: Optional[dict] = None
-        self.presolve_job: Optional[_Presolve] = None
-        self.presolved_path: Optional[str] = None   # the presolved problem for early set-ups
-        self.ctx = mp.get_context("fork")
-        self.shared = SharedBest(self.ctx, problem.num_nodes)
-        # A timed re-solve's cold part shares only its own plans (see Answers._consider): the warm
+        by_name = {b.name: b for b in self.backends}
+        self.crew = Crew()
+        ctx = mp.get_context("fork")
+        shared = SharedBest(ctx, problem.num_nodes)
+        # A timed re-solve's cold part shares only its own plans (see Answers.consider): the warm
         # plan and what the warm part makes of it never pull it into the old plan's basin.
-        self.shared_cold: Optional[SharedBest] = (
-            SharedBest(self.ctx, problem.num_nodes)
+        shared_cold: Optional[SharedBest] = (
+            SharedBest(ctx, problem.num_nodes)
             if options.warm_start is not None and not options.deterministic else None)
-        self.price_board: Optional[PriceBoard] = None   # made by run(): a timed run's only
-        if presolved is not None:   # may settle the run at once: the shared best must exist
-            self._use_presolved(presolved, None)
+        # in deterministic mode only the exchange points publish the incumbent
+        self.answers = Answers(problem, self.runs, options, self.clock,
+                               None if options.deterministic else shared, shared_cold)
+        self.presolve = Presolve(problem, self.answers, self.clock, ctx, options.deterministic)
+        if presolved is not None:   # may settle the run at once
+            self.presolve.use(presolved, None)
         # The warm start, repaired when needed, is a plan of the run before any backend starts.
+        self.warm: Optional[WarmStart] = None
         if options.warm_start is not None:
             if options.deterministic:
                 # the repair runs to its own end (its loops are bounded by their counts, no clock
                 # inside), in a child the run's clock ends at the backends' deadline: the run is
                 # never late for it, and says when its answer is then not the deterministic one
-                self.warm = take_warm_start_by(problem, options.warm_start, self.soft_deadline,
-                                               self.ctx)
+                self.warm = take_warm_start_by(problem, options.warm_start,
+                                               self.clock.soft_deadline, ctx)
             else:
                 self.warm = take_warm_start(problem, options.warm_start,
                                             repair_seconds(options.time_limit))
-            before = self.best_eval   # a presolve that settled the run keeps its name
-            for plan in self.warm.incumbents():
-                self._consider(None, plan, "warm start")
-            if self.best is not None and self.best_eval is not before:
-                self.best_backend = WARM_START
-        if options.deterministic:
-            self._init_exchange(left_out)
-            if self.best is not None:   # point 0's incumbent: the verified warm start
-                self.shared.publish(self.best)
+            self.answers.warm_start(self.warm.incumbents())
+        work_of = allot_work(self.runs, by_name, options.work_budget) if options.deterministic \
+            else None
+        self.exchange: Optional[Exchange] = None
+        if work_of is not None:
+            self.exchange = Exchange(self.answers, self.runs, by_name, shared, self.clock, options,
+                                     self.option_values, work_of, left_out)
+            self.exchange.begin(self.answers.best)   # point 0's incumbent: the verified warm start
+        self.order = StartOrder(self.backends, options, self.clock.soft_deadline, self.cores,
+                                self.crew, self.presolve, self.runs, hold)
+        self.demotion = Demotion(self.scheduler, options.honour_demand, options.time_limit,
+                                 self.clock.now)
+        self.stop = StopRules(options, self.clock, self.answers, self.crew, keep_open)
+        self.supervisor = Supervisor(self.crew, self.scheduler, self.clock, options, memory_limit,
+                                     self.answers, self.demotion, self.exchange, self.presolve)
+        self.launcher = Launcher(problem, options, self.option_values, self.clock, ctx, shared,
+                                 shared_cold, self.runs, self.crew, self.order, self.presolve,
+                                 self.answers, self.warm, self.scheduler, self.cores, work_of)
 
+    # ---------------------------------------------------------------- what hooks read
     def now(self) -> float:
-        return time.monotonic() - self.start
+        return self.clock.now()
 
+    @property
+    def end(self) -> float:
+        """When the answer is due (``time.monotonic()`` scale)."""
+        return self.clock.end
 
+    @property
+    def best(self) -> Optional[np.ndarray]:
+        return self.answers.best
+
+    @property
+    def best_eval(self) -> Optional[Evaluation]:
+        return self.answers.best_eval
+
+    @property
+    def best_backend(self) -> Optional[str]:
+        return self.answers.best_backend
+
+    @property
+    def claims(self) -> ClaimBook:
+        return self.answers.claims
+
+    @property
+    def settled_point(self) -> int:
+        """Deterministic mode: the last exchange point settled (0 in a timed run)."""
+        return 0 if self.exchange is None else self.exchange.settled_point
+
+    def points_expected(self) -> int:
+        """Deterministic mode: the exchange points of a run whose backends spend all their work."""
+        return 0 if self.exchange is None else self.exchange.points_expected()
+
+    @property
+    def price_board(self) -> Optional[PriceBoard]:
+        return self.launcher.board
+
+    def incumbent(self) -> Optional[tuple[int, np.ndarray, str]]:
+        """See :meth:`.answers.Answers.incumbent`."""
+        return self.answers.incumbent()
+
+    def offer(self, run: Optional[BackendRun], plan: object, note: str) -> Optional[str]:
+        """See :meth:`.answers.Answers.offer`."""
+        return self.answers.offer(run, plan, note)
+
+    def outside_bound(self, run: BackendRun, value: object, note: str, exact: bool) -> None:
+        self.answers.outside_bound(run, value, note, exact)
+
+    def outside_optimal(self, run: BackendRun, cost: int, exact: bool) -> None:
+        self.answers.outside_optimal(run, cost, exact)
+
+    def outside_reject(self, run: BackendRun, reason: str) -> None:
+        self.answers.outside_reject(run, reason)
+
+    def spare(self, pids: set[int]) -> None:
+        """Children of this process the runner must not end (a cluster's host)."""
+        self.supervisor.spare(pids)
+
+    # ---------------------------------------------------------------- the run
     def run(self) -> PortfolioResult:
-        self.safety_until = safety_until(time.monotonic(), self.options.time_limit)
-        saved = self._catch_signals()
-        # Orphans of workers come to this process, not to init, so that they can be ended too.
-        self.run_ticks = contain.now_ticks()
-        was_subreaper = contain.is_subreaper()
-        self.adopting = was_subreaper or contain.set_subreaper(True)
+        self.order.begin()
+        self.stop.catch_signals()
+        self.supervisor.adopt()
         try:
             if not self.options.deterministic:   # prices would arrive when timing says
-                self.price_board = PriceBoard.create()   # None without a writable temp folder
+                self.launcher.open_board()
             start_checks(self.backends)
-            self._own_checks()
-            settled = self._stop_reason()  # e.g. a tiny instance enumerated: no backend is needed
+            self.answers.own_checks()
+            settled = self.stop.ends_early()  # e.g. a tiny instance enumerated: no backend is needed
             if settled:
-                self.stopped_early = settled
                 for run in self.runs.values():
                     run.note = f"the runner settled the instance first: {settled}"
             else:
                 # even without reduced backends: presolve may settle the instance
-                if self.options.presolve and self.presolve_info is None and self.presolved is None:
-                    self._start_presolve()
+                if self.options.presolve and self.presolve.info is None and \
+                        self.presolve.mapping is None:
+                    self.presolve.start()
                 self._loop()
         finally:
             self.scheduler.resume_all()
-            for worker in self.active:
+            for worker in self.crew:
                 if not worker.done:
-                    self._kill(worker)
-                    self._finish(worker)
-            if self.presolve_job is not None:
-                self._poll_presolve(force=True)
+                    kill(worker)
+                    self.supervisor.finish(worker)
+            self.presolve.poll(force=True)
             contain.sweep(f"{os.getpid()}:")  # anything any worker started, whatever happened
-            self._kill_adopted()
-            self._never_released()
-            if self.presolved_path is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(self.presolved_path)
-            if self.price_board is not None:   # every worker is gone: nobody writes any more
-                self.price_board.close()       # (after the orphans' kill: it may start a cleaner)
-            if self.adopting and not was_subreaper:
-                contain.set_subreaper(False)
-            for sig, handler in saved.items():
-                signal.signal(sig, handler)
+            self.supervisor.kill_adopted()
+            self.launcher.never_released()
+            self.presolve.remove_file()
+            self.launcher.close_board()   # after the orphans' kill: it may start a cleaner
+            self.supervisor.stop_adopting()
+            self.stop.restore_signals()
         return self._result()
+
+    def _settle_points(self) -> None:
+        """Deterministic mode: what ended this turn (presolve, a worker) may free points."""
+        if self.exchange is not None:
+            self.exchange.settle(self.stop.reason, self.presolve.running)
 
     def _loop(self) -> None:
         slices_over = False
         while True:
-            self._poll_presolve()
-            self._launch_ready()
-            self._release_early()
-            self._launch_extra()
-            if not self.reserve_refined:
-                self._safe_reserve()
-            live = [w for w in self.active if not w.done]
+            self.presolve.poll()
+            self.launcher.launch_ready()
+            self.launcher.release_early()
+            self.launcher.launch_extra()
+            self.answers.refine_reserve()
+            live = self.crew.live()
             if self.on_update:
                 self.on_update(self)
-            if self.interrupted:
-                self._stop_all(f"the run was interrupted ({self.interrupted})")
+            if self.stop.interrupted:
+                self.supervisor.stop_all(f"the run was interrupted ({self.stop.interrupted})")
                 return
-            self._check_memory(live)
+            self.supervisor.check_memory(live)
             live = [w for w in live if not w.done]
-            self._demote_hopeless_bounders(live)
-            if self.options.deterministic:   # what ended this turn (presolve, a worker) may
-                self._settle_points()        # free points: settled before the run may end
-            reason = self._stop_reason()
+            self.demotion.demote_hopeless_bounders(live, self.answers.verified_best()[0])
+            self._settle_points()   # settled before the run may end
+            reason = self.stop.ends_early()
             if reason:
-                self.stopped_early = reason
-                self._stop_all(f"the run stopped early: {reason}")
+                self.supervisor.stop_all(f"the run stopped early: {reason}")
                 return
-            if self._nothing_left(live):
+            if self.stop.nothing_left(live, bool(self.order.waiting), self.presolve.running):
                 return
-            if time.monotonic() >= self.kill_time:
-                self._stop_all("the deadline came; terminated")
+            if time.monotonic() >= self.clock.kill_time:
+                self.supervisor.stop_all("the deadline came; terminated")
                 return
-            if not slices_over and time.monotonic() >= self.soft_deadline - 0.2:
+            if not slices_over and time.monotonic() >= self.clock.soft_deadline - 0.2:
                 self.scheduler.resume_all()
                 slices_over = True
             for w in live:
-                self._sample_cpu(w)
-            self.scheduler.tick(time.monotonic(), [(w.process.pid, w.run.cpu_seconds or 0.0) for w in live])
+                sample_cpu(w)
+            self.scheduler.tick(time.monotonic(),
+                                [(w.process.pid, w.run.cpu_seconds or 0.0) for w in live])
             handles = [w.conn for w in live] + [w.process.sentinel for w in live]
-            if self.presolve_job is not None:
-                handles += [self.presolve_job.conn, self.presolve_job.process.sentinel]
-            timeout = max(0.0, min(0.1, self.kill_time - time.monotonic()))
+            handles += self.presolve.handles()
+            timeout = max(0.0, min(0.1, self.clock.kill_time - time.monotonic()))
             ready = set(wait(handles, timeout=timeout)) if handles else time.sleep(timeout) or set()
             for worker in live:
                 if worker.conn in ready or worker.process.sentinel in ready:
-                    self._receive(worker)
+                    self.supervisor.receive(worker)
                 if not worker.done and worker.process.sentinel in ready:
-                    self._receive(worker)
+                    self.supervisor.receive(worker)
                     if not worker.done:
-                        self._finish(worker)
-            if self.options.deterministic:
-                self._settle_points()
+                        self.supervisor.finish(worker)
+            self._settle_points()
 
+    def _result(self) -> PortfolioResult:
+        for run in self.runs.values():
+            if run.status is Status.PENDING:
+                why = run.note or "the time was up before it could start"
+                run.note = f"never started: {why}"
+        self.answers.check_claims()
+        deterministic = None if self.exchange is None else self.exchange.summary(
+            self.stop.interrupted, self.warm, self.stop.stopped_early)
+        answer = self.answers.final()
+        cost = None if answer.evaluation is None else answer.evaluation.cost
+        return PortfolioResult(
+            problem=self.problem.name, time_limit=self.options.time_limit, runs=self.runs,
+            solution=answer.solution, evaluation=answer.evaluation, winner=answer.winner,
+            elapsed=self.now(), infeasible_proven_by=answer.infeasible_proven_by,
+            proof=answer.proof, claims=list(self.claims.claims),
+            stopped_early=self.stop.stopped_early, presolve=self.presolve.info,
+            interrupted=self.stop.interrupted,
+            schedule={"policy": self.scheduler.policy, "cores": self.cores,
+                      "honour_demand": self.options.honour_demand},
+            engines=engine_versions(self.backends), deterministic=deterministic,
+            warm_start=None if self.warm is None else {
+                **self.warm.report(cost),
+                "cold": sorted(b.name for b in self.backends
+                               if starts_cold(b.name, self.options.cold))},
+            options={name: dict(values) for name, values in self.option_values.items()},
+            options_given={k: dict(v) for k, v in self.options.backend_options.items()},
+            config=self.options.config,
+        )
 
 
 def run_portfolio(problem: Problem, backends: Sequence[BackendLike], options: RunOptions, *,

@@ -13,12 +13,13 @@ makers (an extra local-search seed takes it). ``honour_demand=False`` turns both
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Optional
 
 from ..backend import LOW
+from .schedule import Scheduler
 
 if TYPE_CHECKING:
-    from .supervise import _Worker
+    from .crew import Worker
 
 BOUNDER_CHECK = 0.2
 HOPELESS_GAP = 0.01
@@ -28,28 +29,33 @@ demand."""
 
 
 class Demotion:
-    """Mixin of :class:`.core.Portfolio`: the rule above.
+    """The rule above. Owns no state of its own (a demand is kept in the worker's row); lowers
+    workers through the ``scheduler``; ``now`` is the run's clock (for the note)."""
 
-    Uses ``options``, ``scheduler``, ``now()`` and ``_verified_best`` (:class:`.answers.Answers`)."""
+    def __init__(self, scheduler: Scheduler, honour_demand: bool, time_limit: float,
+                 now: Callable[[], float]) -> None:
+        self._scheduler, self._honour, self._time_limit, self._now = (scheduler, honour_demand,
+                                                                      time_limit, now)
 
-    def _set_demand(self, worker: "_Worker", level: str, why: str) -> None:
+    def set_demand(self, worker: "Worker", level: str, why: str) -> None:
         """A declared CPU demand: a low one sends the worker's whole process group to nice 19 (see
         :mod:`.schedule`), unless the run ignores demands (``honour_demand=False``)."""
         run = worker.run
         run.demand, run.demand_note = level, why
-        if level == LOW and self.options.honour_demand and not worker.done:
-            self.scheduler.lower(worker.process.pid)
+        if level == LOW and self._honour and not worker.done:
+            self._scheduler.lower(worker.process.pid)
 
-    def _demote_hopeless_bounders(self, live: list["_Worker"]) -> None:
+    def demote_hopeless_bounders(self, live: list["Worker"], best_cost: Optional[int]) -> None:
         """The runner's own demand rule, for bound-only backends (``exact``, not ``anytime``: they
         send bounds, no plans): once it has been solving for ``BOUNDER_CHECK`` of the budget, if
-        its best bound still leaves a gap above ``HOPELESS_GAP`` to the best verified cost, it
-        cannot end the run soon and its core serves the plan makers better: its demand becomes
-        low. Its bounds stay recorded (sent during the run), and it keeps the CPU nobody else wants."""
-        if not self.options.honour_demand:
+        its best bound still leaves a gap above ``HOPELESS_GAP`` to ``best_cost`` (the best
+        verified cost), it cannot end the run soon and its core serves the plan makers better: its
+        demand becomes low. Its bounds stay recorded (sent during the run), and it keeps the CPU
+        nobody else wants."""
+        if not self._honour:
             return
-        chance = time.monotonic() - BOUNDER_CHECK * self.options.time_limit
-        cost, _ = self._verified_best()
+        chance = time.monotonic() - BOUNDER_CHECK * self._time_limit
+        cost = best_cost
         if not cost or cost <= 0:
             return
         for worker in live:
@@ -59,5 +65,5 @@ class Demotion:
                 continue
             gap = (cost - run.bounds[-1].value) / cost
             if gap > HOPELESS_GAP:
-                self._set_demand(worker, LOW, f"proof out of reach: gap {100 * gap:.3g} % after "
-                                              f"{self.now():.1f} s")
+                self.set_demand(worker, LOW, f"proof out of reach: gap {100 * gap:.3g} % after "
+                                             f"{self._now():.1f} s")

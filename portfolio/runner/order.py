@@ -7,16 +7,23 @@ quick ones (the *safety net*: neither anytime nor exact) to finish, so that on a
 first answer gets the cores; a backend working on the presolved problem waits for presolve; two
 backends with the same JIT cache never compile at once (the second waits and loads the cache).
 Backends without set-up start first. In deterministic mode no extra seed is started (the rule reads
-the clock and the cores); the other rules only move when a backend starts, never what it computes. :mod:`.launch` does the starting; this module only decides.
+the clock and the cores); the other rules only move when a backend starts, never what it computes.
+:mod:`.launch` does the starting; this module only decides.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from ..backend import LOW, BackendLike
+from ..options import RunOptions
+from .result import BackendRun
 from .worker import has_prepare, prepare_key
+
+if TYPE_CHECKING:
+    from .crew import Crew
+    from .presolving import Presolve
 
 SAFETY_FIRST = 0.1
 """For this share of the budget (at most SAFETY_WAIT seconds) after the runner starts, anytime and
@@ -29,8 +36,8 @@ claim waits for it (:mod:`.stopping`)."""
 
 WAIT_SAFETY = "waiting for the safety net (quick backends first)"
 WAIT_PRESOLVE = "waiting for presolve"
-"""The two waits an early set-up overlaps (:meth:`.launch.Launching._may_set_up_early`): the
-backend's ``prepare`` runs meanwhile, its problem comes when the wait is over."""
+"""The two waits an early set-up overlaps (:meth:`.launch.Launcher.launch_ready`): the backend's
+``prepare`` runs meanwhile, its problem comes when the wait is over."""
 
 EXTRA_MIN_SECONDS = 2.0
 """No extra seed copy is started with less time than this before the backends' deadline."""
@@ -52,50 +59,79 @@ def safety_until(now: float, time_limit: float) -> float:
 
 
 class StartOrder:
-    """Mixin of :class:`.core.Portfolio`: the rule above.
+    """The rule above.
 
-    Uses ``hold``, ``safety_until``, ``waiting``, ``active``, ``presolve_job``, ``compiling``,
-    ``runs``, ``copies``, ``cores``, ``soft_deadline`` and ``options``."""
+    Owns the waiting list, the end of the safety net's head start (set when the run begins) and the
+    number of extra seed copies of each backend. Asks the caller's ``hold``, the workers (``crew``:
+    who runs, who compiles), whether presolve runs, and the rows (a backend's set-up time)."""
 
-    def _blocked(self, backend: BackendLike, started: bool = False) -> Optional[str]:
+    def __init__(self, backends: Sequence[BackendLike], options: RunOptions, soft_deadline: float,
+                 cores: int, crew: "Crew", presolve: "Presolve", runs: dict[str, BackendRun],
+                 hold: Optional[Callable[[BackendLike], Optional[str]]]) -> None:
+        self._options, self._soft_deadline, self._cores = options, soft_deadline, cores
+        self._crew, self._presolve, self._runs, self._hold = crew, presolve, runs, hold
+        self._waiting = start_order(backends)
+        self._safety_until = 0.0
+        self._copies: dict[str, int] = {}
+
+    def begin(self) -> None:
+        """The run starts: the safety net's head start runs from now."""
+        self._safety_until = safety_until(time.monotonic(), self._options.time_limit)
+
+    @property
+    def waiting(self) -> tuple[BackendLike, ...]:
+        """The backends not started yet, in the order they may start."""
+        return tuple(self._waiting)
+
+    def take(self, backend: BackendLike) -> None:
+        """``backend`` leaves the waiting list (it starts, or cannot)."""
+        self._waiting.remove(backend)
+
+    def next_copy(self, name: str) -> int:
+        """The number of the next extra seed copy of backend ``name`` (1, 2, ...), counted."""
+        self._copies[name] = self._copies.get(name, 0) + 1
+        return self._copies[name]
+
+    def blocked(self, backend: BackendLike, started: bool = False) -> Optional[str]:
         """Why a waiting backend cannot start yet (``started``: one set up early, which waits for
         its problem; the compile rule is behind it), or None."""
-        held = self.hold(backend) if self.hold is not None else None
+        held = self._hold(backend) if self._hold is not None else None
         if held:
             return held
-        if not is_safety_net(backend) and time.monotonic() < self.safety_until:
-            pending = any(is_safety_net(b) for b in self.waiting)
-            running = any(not w.done and is_safety_net(w.backend) for w in self.active)
+        if not is_safety_net(backend) and time.monotonic() < self._safety_until:
+            pending = any(is_safety_net(b) for b in self._waiting)
+            running = any(not w.done and is_safety_net(w.backend) for w in self._crew)
             if pending or running:
                 return WAIT_SAFETY
-        if backend.capabilities.reduced and self.presolve_job is not None:
+        if backend.capabilities.reduced and self._presolve.running:
             return WAIT_PRESOLVE
         if started:
             return None
         key = prepare_key(backend)
-        if key is not None and key in self.compiling:
-            return f"waiting for compilation by {self.compiling[key]}"
+        compiler = None if key is None else self._crew.compiling(key)
+        if compiler is not None:
+            return f"waiting for compilation by {compiler}"
         return None
 
-    def _extra_choice(self) -> Optional[BackendLike]:
+    def extra_choice(self) -> Optional[BackendLike]:
         """The randomized backend to copy with a new seed on an idle core, or None: not while a
         backend waits or presolve runs, nor close to the deadline; the one with the fewest copies
         (then by name) among those solving."""
-        if (not self.options.extra_seeds or self.options.deterministic or self.waiting
-                or self.presolve_job is not None):
+        if (not self._options.extra_seeds or self._options.deterministic or self._waiting
+                or self._presolve.running):
             return None
-        if self.soft_deadline - time.monotonic() < EXTRA_MIN_SECONDS:
+        if self._soft_deadline - time.monotonic() < EXTRA_MIN_SECONDS:
             return None
-        live = [w for w in self.active if not w.done]
-        busy = [w for w in live if not (self.options.honour_demand and w.run.demand == LOW)]
-        if sum(w.run.cores for w in busy) >= self.cores:
+        live = self._crew.live()
+        busy = [w for w in live if not (self._options.honour_demand and w.run.demand == LOW)]
+        if sum(w.run.cores for w in busy) >= self._cores:
             return None
         candidates = [w.backend for w in live
                       if getattr(w.backend.capabilities, "randomized", False) and w.run.phase == "solve"]
         if not candidates:
             return None
-        backend = min(candidates, key=lambda b: (self.copies.get(b.name, 0), b.name))
-        setup = self.runs[backend.name].prepare_seconds or 0.0  # a copy loads the JIT cache again
-        if self.soft_deadline - time.monotonic() < EXTRA_MIN_SECONDS + setup:
+        backend = min(candidates, key=lambda b: (self._copies.get(b.name, 0), b.name))
+        setup = self._runs[backend.name].prepare_seconds or 0.0  # a copy loads the JIT cache again
+        if self._soft_deadline - time.monotonic() < EXTRA_MIN_SECONDS + setup:
             return None
         return backend

@@ -122,6 +122,14 @@ class BackendRun:
         }
 
 
+def reject(run: BackendRun, reason: str, now: float) -> None:
+    """The backend sent something false or malformed: its row says so (``now``: the run's clock).
+    Plans it reported before were verified and stay eligible."""
+    run.status, run.note = Status.REJECTED, reason
+    run.finished = run.finished if run.finished is not None else round(now, 4)
+
+
+
 @dataclass
 class PortfolioResult:
     """The outcome of a portfolio run.

@@ -1,45 +1,79 @@
 """Worker supervision: reading and checking what workers send, settling a worker that ended, killing
-workers (and everything they started) at the deadline, on a memory cap or on a malformed message."""
+workers (and everything they started) at the deadline, on a memory cap or on a malformed message.
+
+The workers themselves are the event loop's (:class:`.crew.Crew`); the :class:`Supervisor` is the
+parent's side of the worker protocol and hands what a message means to the part it concerns: a plan
+or a bound to :class:`.answers.Answers`, a demand to :class:`.demotion.Demotion`, an exchange point
+to :class:`.exchange.Exchange`."""
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import signal
 import time
-from dataclasses import dataclass
-from multiprocessing.connection import Connection
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from ..backend import BackendLike, Status
-from ..procstat import cpu_seconds
+from ..backend import Status
+from ..options import RunOptions
 from . import contain, validate
-from .result import BackendRun
+from .crew import Crew, Worker, kill, refuse, sample_cpu
+from .result import reject
+from .schedule import Scheduler
+
+if TYPE_CHECKING:
+    from .answers import Answers
+    from .deadlines import Clock
+    from .demotion import Demotion
+    from .exchange import Exchange
+    from .presolving import Presolve
 
 
-@dataclass
-class _Worker:
-    run: BackendRun
-    backend: BackendLike
-    process: mp.process.BaseProcess
-    conn: Connection
-    key: Optional[str]
-    done: bool = False
-    solve_started: float = 0.0
-    control: Optional[Connection] = None
-    """An early set-up's go channel until the parent sent go (:mod:`.launch`)."""
+class Supervisor:
+    """The parent's side of the worker protocol.
 
+    Owns the memory cap and its next check, the adoption of orphans (whether this process adopts
+    them, since when) and the children it must not end (``spare``). Reads the workers (``crew``),
+    lowers and resumes them through the ``scheduler``; a verified plan, a bound or a final result
+    goes to ``answers``, a demand to ``demotion``, an exchange point to ``exchange``
+    (deterministic mode only); ``presolve`` is asked for its child's pid (an orphan sweep spares it)."""
 
+    def __init__(self, crew: Crew, scheduler: Scheduler, clock: "Clock", options: RunOptions,
+                 memory_limit: Optional[int], answers: "Answers", demotion: "Demotion",
+                 exchange: Optional["Exchange"], presolve: "Presolve") -> None:
+        self._crew, self._scheduler, self._clock, self._options = crew, scheduler, clock, options
+        self._answers, self._demotion, self._exchange, self._presolve = (answers, demotion,
+                                                                         exchange, presolve)
+        self._memory_limit = memory_limit
+        self._next_memory_check = 0.0
+        self._adopting, self._was_subreaper, self._run_ticks = False, False, 0
+        self._spare: set[int] = set()
 
-class Supervision:
-    """Mixin of :class:`.core.Portfolio`: the parent's side of the worker protocol.
+    # ---------------------------------------------------------------- orphans
+    def adopt(self) -> None:
+        """Orphans of workers come to this process from now on, not to init, so that they can be
+        ended too (the subreaper flag)."""
+        self._run_ticks = contain.now_ticks()
+        self._was_subreaper = contain.is_subreaper()
+        self._adopting = self._was_subreaper or contain.set_subreaper(True)
 
-    Uses ``active``, ``scheduler``, ``compiling``, ``memory_limit``, ``presolve_job``, ``adopting``,
-    the verification methods of :class:`.answers.Answers` and ``_set_demand`` of
-    :class:`.demotion.Demotion`."""
+    def stop_adopting(self) -> None:
+        if self._adopting and not self._was_subreaper:
+            contain.set_subreaper(False)
+
+    def spare(self, pids: set[int]) -> None:
+        """Children the runner must not end (a cluster's host)."""
+        self._spare |= pids
+
+    def kill_adopted(self) -> None:
+        """Orphans of workers adopted by this process (the subreaper flag) end here."""
+        if self._adopting:
+            known = self._crew.pids() | self._spare
+            if self._presolve.pid is not None:
+                known.add(self._presolve.pid)
+            contain.kill_adopted(known, self._run_ticks)
 
     # ---------------------------------------------------------------- messages
-    def _receive(self, worker: _Worker) -> None:
+    def receive(self, worker: Worker) -> None:
         """Read everything a worker has sent so far; nothing it sends can raise out of here."""
         run = worker.run
         while not worker.done:
@@ -48,11 +82,11 @@ class Supervision:
                     return
                 raw = worker.conn.recv()
             except (EOFError, OSError):
-                self._finish(worker)
+                self.finish(worker)
                 return
             except Exception as exc:  # an unpicklable or garbled message
-                self._kill(worker)
-                self._reject(run, f"sent a message that could not be read: {type(exc).__name__}")
+                refuse(worker, f"sent a message that could not be read: {type(exc).__name__}",
+                       self._clock.now)
                 return
             if run.disqualified:
                 continue
@@ -60,77 +94,66 @@ class Supervision:
                 kind, fields = validate.message(raw)
                 self._handle(worker, kind, fields)
             except validate.MessageError as exc:
-                self._kill(worker)
-                self._reject(run, f"malformed message: {exc}")
+                refuse(worker, f"malformed message: {exc}", self._clock.now)
 
-    def _handle(self, worker: _Worker, kind: str, fields: tuple) -> None:
+    def _handle(self, worker: Worker, kind: str, fields: tuple) -> None:
         run = worker.run
         if kind == "prepared":
             run.prepare_seconds = round(fields[0], 3)
             if worker.control is not None:   # set up early: its problem comes with go
                 run.phase = "ready"
             else:
-                run.phase, run.searching = "solve", round(self.now(), 4)
+                run.phase, run.searching = "solve", round(self._clock.now(), 4)
                 worker.solve_started = time.monotonic()
             if fields[1]:
                 run.note, run.traceback = f"prepare failed: {fields[1][0]}", fields[1][1]
-            self._release(worker)
-        elif (kind in ("point", "held")) != bool(self.options.deterministic) and kind in (
+            self._crew.release(worker)
+        elif (kind in ("point", "held")) != bool(self._options.deterministic) and kind in (
                 "point", "held", "incumbent", "bound"):
-            mode = "deterministic" if self.options.deterministic else "timed"
-            self._kill(worker)
-            self._reject(run, f"malformed message: {kind} in a {mode} run")
+            mode = "deterministic" if self._options.deterministic else "timed"
+            refuse(worker, f"malformed message: {kind} in a {mode} run", self._clock.now)
         elif kind == "point":
-            self._on_point(worker, *fields)
+            self._exchange.on_point(worker, *fields)
         elif kind == "held":
-            self._on_held(worker, *fields)
+            self._exchange.on_held(worker, *fields)
         elif kind == "incumbent":
-            refused, _ = self._consider(run, fields[1], fields[2])
+            refused, _ = self._answers.consider(run, fields[1], fields[2])
             if refused:
-                self._kill(worker)
-                self._reject(run, refused)
+                refuse(worker, refused, self._clock.now)
         elif kind == "bound":
-            self._in_run_bound(run, fields[1], fields[2], bool(worker.backend.capabilities.exact))
+            self._answers.in_run_bound(run, fields[1], fields[2],
+                                       bool(worker.backend.capabilities.exact))
         elif kind == "demand":
-            self._set_demand(worker, fields[0], fields[1])
+            self._demotion.set_demand(worker, fields[0], fields[1])
         elif kind == "error":
             run.status, run.note = Status.ERROR, f"exception: {fields[0][0]}"
             run.traceback = fields[0][1]
-            run.finished = round(self.now(), 4)
-            if self.options.deterministic:
-                self._det_end(run.name)
+            run.finished = round(self._clock.now(), 4)
+            if self._exchange is not None:
+                self._exchange.ended(run.name)
         else:
             try:
                 result = validate.result_fields(fields[0])
             except validate.MessageError as exc:
-                self._reject(run, str(exc))
+                reject(run, str(exc), self._clock.now())
                 return
-            if self.options.deterministic:
-                self._det_result(worker, result)
+            if self._exchange is not None:
+                self._exchange.on_result(worker, result)
             else:
-                self._accept_result(worker, result)
-
-    def _release(self, worker: _Worker) -> None:
-        if worker.key is not None and self.compiling.get(worker.key) == worker.run.name:
-            del self.compiling[worker.key]
+                self._answers.accept_result(run, bool(worker.backend.capabilities.exact), result)
 
     # ---------------------------------------------------------------- ending workers
-    def _sample_cpu(self, worker: _Worker) -> None:
-        cpu = cpu_seconds(worker.process.pid, children=True)   # what it started and reaped too
-        if cpu is not None:
-            worker.run.cpu_seconds = round(cpu, 3)
-
-    def _finish(self, worker: _Worker) -> None:
+    def finish(self, worker: Worker) -> None:
         """A worker's process ended: collect its CPU time and exit code, settle its status."""
         worker.done = True
-        self._sample_cpu(worker)  # a zombie's /proc entry still holds its final CPU times
+        sample_cpu(worker)  # a zombie's /proc entry still holds its final CPU times
         worker.process.join(timeout=1.0)
-        self.scheduler.ended(worker.process.pid)
-        self._release(worker)
+        self._scheduler.ended(worker.process.pid)
+        self._crew.release(worker)
         run = worker.run
         run.exitcode = worker.process.exitcode
         if run.finished is None:
-            run.finished = round(self.now(), 4)
+            run.finished = round(self._clock.now(), 4)
         if run.status is Status.RUNNING:
             code = run.exitcode
             run.status = Status.CRASHED
@@ -142,79 +165,55 @@ class Supervision:
                     run.note = f"worker died{where} by signal {-code}"
             else:
                 run.note = f"worker exited{where} with code {code} without a result"
-        if self.options.deterministic:
-            self._det_gone(worker)
+        if self._exchange is not None:
+            self._exchange.gone(worker)
         try:
             worker.conn.close()
         except OSError:
             pass
         # A worker that crashed could not end what it started: end it here.
         contain.sweep(contain.worker_token(os.getpid(), worker.process.pid))
-        self._kill_adopted()
+        self.kill_adopted()
 
-    def _kill_adopted(self) -> None:
-        """Orphans of workers adopted by this process (the subreaper flag) end here."""
-        if self.adopting:
-            known = {w.process.pid for w in self.active} | self.spare_pids
-            if self.presolve_job is not None:
-                known.add(self.presolve_job.process.pid)
-            contain.kill_adopted(known, self.run_ticks)
-
-    def _kill_group(self, process: mp.process.BaseProcess) -> None:
-        if process.is_alive():
-            try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                process.kill()
-        process.join(timeout=2.0)
-
-    def _kill(self, worker: _Worker) -> None:
-        """SIGKILL the worker and everything it started: its process tree (frozen first, so nothing
-        forks meanwhile), its process group, and any process still carrying its mark."""
-        self._sample_cpu(worker)
-        if worker.process.is_alive():
-            contain.kill_tree(worker.process.pid)
-        self._kill_group(worker.process)
-        contain.sweep(contain.worker_token(os.getpid(), worker.process.pid))
-
-    def _check_memory(self, live: list[_Worker]) -> None:
+    def check_memory(self, live: list[Worker]) -> None:
         """End a worker whose process tree uses more than the memory cap; the others go on."""
-        limit = self.memory_limit
-        if limit is None or time.monotonic() < self.next_memory_check:
+        limit = self._memory_limit
+        if limit is None or time.monotonic() < self._next_memory_check:
             return
-        self.next_memory_check = time.monotonic() + contain.MEMORY_POLL
+        self._next_memory_check = time.monotonic() + contain.MEMORY_POLL
         for worker in live:
             used = contain.tree_memory(worker.process.pid, limit)
             if used is None or used <= limit or worker.done:
                 continue
-            self._receive(worker)  # keep what it sent before
+            self.receive(worker)  # keep what it sent before
             if worker.done:
                 continue
-            self._kill(worker)
+            kill(worker)
             self._end(worker, Status.ERROR, f"memory limit: used {contain.mib(used)}, more than "
                       f"the {contain.mib(limit)} a backend may use; ended")
 
-    def _end(self, worker: _Worker, status: Status, note: str) -> None:
+    def _end(self, worker: Worker, status: Status, note: str) -> None:
         """After its kill: keep what ``worker`` sent, close its books, and give a run that was
         still going (or whose death was not yet explained) ``status`` and ``note``."""
-        self._receive(worker)
+        self.receive(worker)
         if not worker.done:
-            self._finish(worker)
+            self.finish(worker)
         if worker.run.status in (Status.RUNNING, Status.CRASHED):
             worker.run.status, worker.run.note = status, note
 
-    def _stop_all(self, note: str) -> None:
+    def stop_all(self, note: str) -> None:
         """Collect what running workers sent, then terminate them with status TIMEOUT: every group
         is killed first and reaped after, so on a loaded machine the deaths overlap."""
-        self.closing = True   # deterministic mode: no point is settled from here on
-        self.scheduler.resume_all()
-        for worker in self.active:
+        if self._exchange is not None:   # no point is settled from here on
+            self._exchange.close()
+        self._scheduler.resume_all()
+        for worker in self._crew:
             if not worker.done:
-                self._receive(worker)
-        dying = [w for w in self.active if not w.done]
+                self.receive(worker)
+        dying = [w for w in self._crew if not w.done]
         phases = {id(w): w.run.phase for w in dying}
         for worker in dying:
-            self._sample_cpu(worker)
+            sample_cpu(worker)
             try:
                 os.killpg(worker.process.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -224,4 +223,3 @@ class Supervision:
             why = (f"still in prepare() (set-up/compilation) when {note}"
                    if phases[id(worker)] == "prepare" else f"still running when {note}")
             self._end(worker, Status.TIMEOUT, why)
-
