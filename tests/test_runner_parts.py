@@ -1,0 +1,118 @@
+"""The runner is made of parts, not mixins (issue 43; docs/architecture.md, "The runner's parts").
+
+``Portfolio`` composes objects that own their state and talk through constructor arguments and
+method calls. Read from the source with ``ast`` (nothing is imported), three rules keep it so:
+
+(a) ``Portfolio`` has no base class (nor does any runner class stack up two runner classes: that is
+    a mixin assembly by another name);
+(b) no module reads a private attribute of anything but ``self``/``cls`` (``part._state`` is the
+    part's own business: ask it through a method);
+(c) no module imports a private name from a sibling (``from .launch import _Presolve``): a shared
+    name is public, a private one stays in its module.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+RUNNER = REPO / "portfolio" / "runner"
+
+STDLIB_PRIVATE = {("os", "_exit")}
+"""Underscored names that are the standard library's documented API, not anyone's private state:
+a forked child leaves with ``os._exit`` (no atexit handlers, no flushing the parent's buffers)."""
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def _bases(tree: ast.Module) -> dict[str, list[str]]:
+    """Each class of a module with the names of its bases (``a.B`` gives ``B``)."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            out[node.name] = [b.id if isinstance(b, ast.Name) else
+                              b.attr if isinstance(b, ast.Attribute) else ast.unparse(b)
+                              for b in node.bases] + [k.arg or "**" for k in node.keywords]
+    return out
+
+
+def violations(folder: Path) -> list[str]:
+    """Every breach of the rules (a), (b), (c) in the runner package at ``folder``, one line each
+    (file:line and what), sorted; empty when the runner is made of parts."""
+    trees = {path: ast.parse(path.read_text(), str(path)) for path in sorted(folder.glob("*.py"))}
+    classes = {path: _bases(tree) for path, tree in trees.items()}
+    runner_classes = {name for per_file in classes.values() for name in per_file}
+    out: list[str] = []
+    core = classes.get(folder / "core.py", {})
+    if "Portfolio" not in core:
+        out.append("core.py: no class Portfolio")
+    elif [b for b in core["Portfolio"] if b != "object"]:
+        out.append(f"core.py: (a) Portfolio has bases {core['Portfolio']}")
+    for path, tree in trees.items():
+        for name, bases in classes[path].items():
+            mixed = [b for b in bases if b in runner_classes]
+            if len(mixed) > 1:
+                out.append(f"{path.name}: (a) class {name} is assembled from runner classes {mixed}")
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and _private(node.attr):
+                owner = node.value
+                if isinstance(owner, ast.Name) and (
+                        owner.id in ("self", "cls") or (owner.id, node.attr) in STDLIB_PRIVATE):
+                    continue
+                out.append(f"{path.name}:{node.lineno}: (b) {ast.unparse(node)} reads another "
+                           f"object's private attribute")
+            elif isinstance(node, ast.ImportFrom) and (
+                    node.level > 0 or (node.module or "").startswith("portfolio")):
+                for alias in node.names:
+                    if _private(alias.name):
+                        out.append(f"{path.name}:{node.lineno}: (c) from "
+                                   f"{'.' * node.level}{node.module or ''} import {alias.name}")
+    return sorted(out)
+
+
+def test_the_runner_is_made_of_parts():
+    assert RUNNER.is_dir()
+    assert violations(RUNNER) == []
+
+
+def test_portfolio_composes_its_parts():
+    """The rule (a) at run time too: Portfolio's only base is object."""
+    from portfolio.runner import Portfolio
+
+    assert Portfolio.__bases__ == (object,)
+
+
+@pytest.mark.parametrize("source, rule", [
+    ("class A:\n    pass\nclass B:\n    pass\nclass Portfolio(A, B):\n    pass\n", "(a)"),
+    ("class Portfolio(Base):\n    pass\n", "(a) Portfolio"),
+    ("class Portfolio:\n    pass\nclass A:\n    pass\nclass B:\n    pass\nclass C(A, B):\n    pass\n",
+     "(a) class C"),
+    ("class Portfolio:\n    def f(self, part):\n        return part._state\n", "(b) part._state"),
+    ("class Portfolio:\n    def f(self):\n        return self.part._state\n", "(b) self.part._state"),
+    ("from .launch import _Presolve\nclass Portfolio:\n    pass\n", "(c) from .launch import _Presolve"),
+    ("from portfolio.runner.supervise import Worker, _Worker\nclass Portfolio:\n    pass\n",
+     "(c) from portfolio.runner.supervise import _Worker"),
+])
+def test_the_rules_catch_each_breach(tmp_path, source, rule):
+    (tmp_path / "core.py").write_text(source)
+    found = violations(tmp_path)
+    assert found and all(rule in line for line in found), found
+
+
+def test_the_rules_let_parts_be(tmp_path):
+    """What parts may do: read their own privates, dunders, ``os._exit``, extend one runner class
+    (a reporter that extends another), import public names."""
+    (tmp_path / "worker.py").write_text("class PipeReporter:\n    pass\n")
+    (tmp_path / "core.py").write_text(
+        "import os\nfrom .worker import PipeReporter\n"
+        "class Points(PipeReporter):\n    pass\n"
+        "class Portfolio:\n    def __init__(self):\n        self._x = type(self).__name__\n"
+        "    @classmethod\n    def make(cls):\n        return cls._y\n"
+        "    def quit(self):\n        os._exit(0)\n")
+    assert violations(tmp_path) == []
