@@ -78,7 +78,8 @@ def violations(folder: Path) -> list[str]:
 
 def test_the_runner_is_made_of_parts():
     assert RUNNER.is_dir()
-    assert violations(RUNNER) == []
+    found = violations(RUNNER)
+    assert found == [], "\n".join(found)
 
 
 def test_portfolio_composes_its_parts():
