@@ -117,3 +117,42 @@ def test_the_rules_let_parts_be(tmp_path):
         "    @classmethod\n    def make(cls):\n        return cls._y\n"
         "    def quit(self):\n        os._exit(0)\n")
     assert violations(tmp_path) == []
+
+
+@pytest.mark.parametrize("deterministic", [False, True])
+def test_what_a_hook_reads_is_there_in_both_modes(deterministic):
+    """What ``on_update`` hooks read of the run (the live table of :mod:`portfolio.progress`, the
+    incumbent, the clock, the exchange point) is read from the parts on a real run, and the last
+    turn's view agrees with the result."""
+    import io
+
+    from rich.console import Console
+
+    import det_backends as db
+    from portfolio.generate import generate_problem
+    from portfolio.options import RunOptions
+    from portfolio.progress import live_table
+    from portfolio.runner import run_portfolio
+
+    problem = generate_problem(150, seed=1)
+    seen: list[tuple[str, object, float, int]] = []
+
+    def hook(runner) -> None:
+        console = Console(width=200, file=io.StringIO(), record=True)
+        console.print(live_table(runner))
+        seen.append((console.export_text(), runner.incumbent(), runner.now(), runner.settled_point))
+
+    options = (RunOptions(time_limit=30.0, deterministic=True, work=4_000, extra_seeds=False)
+               if deterministic else RunOptions(time_limit=3.0, extra_seeds=False))
+    result = run_portfolio(problem, [db.NodeSearch(), db.EdgeSearch()], options, on_update=hook)
+    assert len(seen) >= 2 and result.cost is not None
+    text, found, now, point = seen[-1]
+    assert "det-node" in text and "det-edge" in text and "s left" in text, text
+    assert ("exchange point" in text) == deterministic, text
+    assert found is not None and found[0] >= result.cost   # the answer is never worse than seen
+    assert 0.0 < now <= result.elapsed
+    assert [s[2] for s in seen] == sorted(s[2] for s in seen)
+    if deterministic:
+        assert 0 < point <= result.deterministic["points"]
+    else:
+        assert point == 0
