@@ -55,18 +55,25 @@ class Config:
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
 
-def read_config(path: str | os.PathLike) -> Config:
-    """The config file at ``path`` (TOML), or :class:`OptionError` naming the file and where."""
+def read_toml(path: str | os.PathLike, what: str, error: type[Exception]) -> dict:
+    """The TOML file at ``path`` as a dict, or ``error`` naming the file and why (``what``: the
+    kind of file, for the message: "config file", "space file")."""
     where = str(path)
     try:
         with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+            return tomllib.load(fh)
     except FileNotFoundError:
-        raise OptionError(f"{where}: no such config file") from None
+        raise error(f"{where}: no such {what}") from None
     except OSError as exc:
-        raise OptionError(f"{where}: cannot read the config file ({exc.strerror or exc})") from None
+        raise error(f"{where}: cannot read the {what} ({exc.strerror or exc})") from None
     except tomllib.TOMLDecodeError as exc:
-        raise OptionError(f"{where}: not a valid TOML file: {exc}") from None
+        raise error(f"{where}: not a valid TOML file: {exc}") from None
+
+
+def read_config(path: str | os.PathLike) -> Config:
+    """The config file at ``path`` (TOML), or :class:`OptionError` naming the file and where."""
+    where = str(path)
+    data = read_toml(path, "config file", OptionError)
     backends = None
     options: dict[str, dict[str, Any]] = {}
     for table, body in data.items():

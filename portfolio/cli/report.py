@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 import click
 from rich.console import Console
@@ -106,22 +107,26 @@ def _print_table(board, view: str) -> None:
     out.print(renderable)
 
 
-def _tradeoff_runs(runs: tuple[str, ...]) -> bool:
-    """Whether RUNS are `portfolio tradeoff` runs (all of them; a mix is refused: a leaderboard of
-    budgets would rank them as if they were competing solvers)."""
+def _runs_of_kind(runs: tuple[str, ...], is_kind: Callable[[object], bool], kind: str) -> bool:
+    """Whether RUNS are all of ``kind`` (`portfolio tradeoff` or `portfolio tune` runs); a mix with
+    bench runs is refused (a leaderboard would rank budgets or trials as competing solvers)."""
     from ..report import ReportError, load_run
-    from ..report.tradeoff import is_tradeoff
 
     try:
-        kinds = {str(r): is_tradeoff(load_run(r)) for r in runs}
+        kinds = {str(r): is_kind(load_run(r)) for r in runs}
     except ReportError as exc:
         raise UserError(str(exc)) from None
     if len(set(kinds.values())) > 1:
-        trade = next(r for r, k in kinds.items() if k)
-        bench = next(r for r, k in kinds.items() if not k)
-        raise UserError(f"{trade} is a tradeoff run and {bench} a bench run: report them "
-                        f"separately")
+        one = next(r for r, k in kinds.items() if k)
+        other = next(r for r, k in kinds.items() if not k)
+        raise UserError(f"{one} is a {kind} run and {other} a bench run: report them separately")
     return all(kinds.values())
+
+
+def _tradeoff_runs(runs: tuple[str, ...]) -> bool:
+    from ..report.tradeoff import is_tradeoff
+
+    return _runs_of_kind(runs, is_tradeoff, "tradeoff")
 
 
 def _report_tradeoffs(runs: tuple[str, ...], refused: list[str], plot: bool, fmt: str) -> None:
@@ -157,19 +162,9 @@ def _report_tradeoffs(runs: tuple[str, ...], refused: list[str], plot: bool, fmt
 
 
 def _tune_runs(runs: tuple[str, ...]) -> bool:
-    """Whether RUNS are `portfolio tune` runs (all of them; a mix with bench runs is refused)."""
-    from ..report import ReportError, load_run
     from ..report.tune import is_tune
 
-    try:
-        kinds = {str(r): is_tune(load_run(r)) for r in runs}
-    except ReportError as exc:
-        raise UserError(str(exc)) from None
-    if len(set(kinds.values())) > 1:
-        tune = next(r for r, k in kinds.items() if k)
-        other = next(r for r, k in kinds.items() if not k)
-        raise UserError(f"{tune} is a tune run and {other} a bench run: report them separately")
-    return all(kinds.values())
+    return _runs_of_kind(runs, is_tune, "tune")
 
 
 def _report_tunes(runs: tuple[str, ...], refused: list[str], fmt: str) -> None:

@@ -19,7 +19,7 @@ from ..problem import Problem
 from . import validate
 from .claims import INFEASIBLE, LOWER_BOUND, OPTIMAL, Claim, ClaimBook
 from .fallback import safe_plan
-from .result import BackendRun, BoundPoint, Incumbent, reject
+from .result import BackendRun, BoundPoint, Incumbent, close_row, reject
 from .warmstart import WARM_START, starts_cold
 from .worker import SharedBest
 
@@ -312,10 +312,7 @@ class Answers:
     def accept_result(self, run: BackendRun, exact: bool, result: validate.Result) -> None:
         """A timed run's final result from ``run``'s worker (``exact``: its backend declares the
         capability): its plan verified, its claims made."""
-        run.finished = round(self._clock.now(), 4)
-        notes = ([result.note] if result.note else ([run.note] if run.note else [])) + [
-            f"dropped: {p}" for p in result.problems]
-        run.note = "; ".join(notes)
+        close_row(run, result, self._clock.now())
         ev = None
         if result.solution is not None:
             refused, ev = self.consider(run, result.solution, "final")

@@ -42,7 +42,7 @@ from ..work import EXCHANGE_UNITS
 from . import validate
 from .claims import INFEASIBLE, LOWER_BOUND, OPTIMAL
 from .crew import refuse
-from .result import BackendRun
+from .result import BackendRun, close_row
 from .worker import SharedBest
 
 if TYPE_CHECKING:
@@ -172,10 +172,7 @@ class Exchange:
         """A final result: its plan and claims count at the point after the last one passed."""
         run, track = worker.run, self._tracks[worker.run.name]
         end = track.reached + 1
-        run.finished = round(self._clock.now(), 4)
-        notes = ([result.note] if result.note else ([run.note] if run.note else [])) + [
-            f"dropped: {p}" for p in result.problems]
-        run.note = "; ".join(notes)
+        close_row(run, result, self._clock.now())
         cost = None
         if result.solution is not None:
             if not self._offer(worker, end, result.solution, "final", None, ""):

@@ -284,3 +284,14 @@ class PortfolioResult:
             "options_given": {k: dict(v) for k, v in self.options_given.items()},
             "config": self.config,
         }
+
+
+def close_row(run: BackendRun, result: "object", now: float) -> None:
+    """A final result reached ``run``'s row: when it ended, and its note (the backend's own, else
+    what the runner noted) with every part of the result the validator dropped. Timed and
+    deterministic runs both end a row this way."""
+    run.finished = round(now, 4)
+    notes = ([result.note] if result.note else ([run.note] if run.note else [])) + [
+        f"dropped: {p}" for p in result.problems]
+    run.note = "; ".join(notes)
+

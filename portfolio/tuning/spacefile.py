@@ -22,18 +22,13 @@ Every problem is one :class:`TuneError` line naming the file, the table and the 
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from ..backend_options import Option, OptionError, unknown_option
+from ..configure import read_toml
 from .space import Narrowing, TuneError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover -- Python 3.10
-    import tomli as tomllib
 
 RUN_KEYS = ("backends", "always", "only_listed")
 ENTRY_KEYS = ("low", "high", "log", "choices", "tune")
@@ -52,15 +47,7 @@ class SpaceFile:
 def read_space(path: str | Path) -> SpaceFile:
     """The space file at ``path``, its shape checked (names are checked by :func:`narrowing`)."""
     where = str(path)
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError:
-        raise TuneError(f"{where}: no such space file") from None
-    except OSError as exc:
-        raise TuneError(f"{where}: cannot read the space file ({exc.strerror or exc})") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise TuneError(f"{where}: not a valid TOML file: {exc}") from None
+    data = read_toml(path, "space file", TuneError)
     run = data.pop("portfolio", {})
     if not isinstance(run, dict):
         raise TuneError(f"{where}: portfolio = {run!r}: expected a table [portfolio]")
