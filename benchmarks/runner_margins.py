@@ -1,7 +1,8 @@
 """The runner as a user meets it: when `portfolio solve` / `iopddl` prints its answer (cold or warm
 numba cache), how much memory a run's process tree takes, and how the cores are shared between
-backends. Figures: docs/benchmarks/runner.md. (Scores of configurations, backend sets or settings
-against each other are `portfolio bench` sweeps: docs/bench.md.)
+backends. Figures: docs/benchmarks/runner.md (`timeline`: docs/benchmarks/short-budgets.md).
+(Scores of configurations, backend sets or settings against each other are `portfolio bench`
+sweeps: docs/bench.md.)
 
     python benchmarks/runner_margins.py deadline cold ../shared/benchmarks -t 10   # empty NUMBA_CACHE_DIR
     python benchmarks/runner_margins.py deadline warm ../shared/benchmarks -t 5 10 20
@@ -239,7 +240,7 @@ def cpu_main() -> None:
 def timeline_main() -> None:
     """When one `portfolio solve FILE -t T` run does what: loaded, presolved, each backend started,
     set up, searching and its first plan, the run's end and its score (the first-second figures of
-    docs/benchmarks/runner.md, "Short budgets")."""
+    docs/benchmarks/short-budgets.md)."""
     parser = argparse.ArgumentParser(description=timeline_main.__doc__)
     parser.add_argument("files", nargs="+", type=Path)
     parser.add_argument("-t", "--time-limit", type=float, default=10.0)
