@@ -35,8 +35,10 @@ def test_every_file_belongs_to_a_run_folder():
         run = next((r for r in runs if r in path.parents), None)
         assert run is not None, f"{path.relative_to(REPO)} is in no run folder"
         rel = path.relative_to(run)
-        assert rel.parts[0] in ("meta.json", "results.jsonl", "solutions", "plots"), \
-            f"{path.relative_to(REPO)}: not a file of a bench run folder"
+        tune = (run / "trials.jsonl").is_file()   # a `portfolio tune` run: a bench run plus these
+        allowed = ("meta.json", "results.jsonl", "solutions", "plots") + (
+            ("trials.jsonl", "tuned.toml") if tune else ())
+        assert rel.parts[0] in allowed, f"{path.relative_to(REPO)}: not a file of a run folder"
     for run in runs:
         assert (run / "meta.json").is_file(), f"{run.relative_to(REPO)} has no meta.json"
         assert not any(r in run.parents for r in runs), f"{run} is inside another run folder"
@@ -47,6 +49,13 @@ def test_report_reads_every_curated_run(run):
     meta = json.loads((run / "meta.json").read_text())
     rows = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
     assert rows and meta["format"] == 1
+    if meta.get("kind") == "tune":   # its configurations are its trials; report shows the tune view
+        trials = [json.loads(line) for line in (run / "trials.jsonl").read_text().splitlines()]
+        assert {r["configuration"] for r in rows} <= {t["name"] for t in trials}
+        out = CliRunner().invoke(cli, ["report", str(run), "--format", "markdown"],
+                                 env={"COLUMNS": "200"})
+        assert out.exit_code == 0 and trials[0]["name"] in out.output, out.output
+        return
     configs = {c["name"] for c in meta["configurations"]}
     for row in rows:
         assert row["status"] in STATUSES
