@@ -33,7 +33,7 @@ import numpy as np
 
 from portfolio.backend import (Backend, BackendMeta, Capabilities, Reporter, SolveResult, Status,
                                options_of, time_left)
-from portfolio.backend_options import Option
+from portfolio.backend_options import TUNED_SHORT, TUNED_SHORT_WHY, Budgeted, Option
 from portfolio.evaluate import evaluate
 from portfolio.hookspecs import hookimpl
 from portfolio.kernels.backend import KernelBackend
@@ -52,12 +52,15 @@ OPTIONS = (
            help="Lagrangian rounds, then stop (0: until the deadline; timed runs only)"),
     Option("trws_iters", "int", 3, low=1, high=50, help="TRW-S passes per Lagrangian round"),
     Option("block_nodes", "int", 10, low=1, high=200,
+           by_budget=(Budgeted(TUNED_SHORT, 21, TUNED_SHORT_WHY),),
            help="nodes of a block (tree DP) move in the local search's descents"),
     Option("kick_min", "int", 2, low=1, high=1000,
            help="fewest nodes an iterated-local-search kick changes"),
     Option("kick_max", "int", 12, low=1, high=1000,
+           by_budget=(Budgeted(TUNED_SHORT, 22, TUNED_SHORT_WHY),),
            help="most nodes an iterated-local-search kick changes"),
     Option("ils_share", "float", 1.0, low=0.0, high=100.0,
+           by_budget=(Budgeted(TUNED_SHORT, 0.31, TUNED_SHORT_WHY),),
            help="iterated local search after a round, as a multiple of the round's time (timed)"),
     Option("kicks_per_round", "int", 100, low=0,
            help="iterated-local-search kicks after each round (deterministic mode)"),

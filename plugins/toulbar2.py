@@ -14,7 +14,7 @@ import numpy as np
 
 from portfolio.backend import (Backend, BackendMeta, Capabilities, Reporter, SolveResult,
                                options_of)
-from portfolio.backend_options import Budgeted, Option
+from portfolio.backend_options import TUNED_SHORT, TUNED_SHORT_WHY, Budgeted, Option
 from portfolio.hookspecs import hookimpl
 from portfolio.problem import Problem
 from portfolio.toulbar2 import (DEFAULT_RULE, FIRST_LIMIT, LIMIT_STEP, VECTORS, WARM_FOLLOW_MODES,
@@ -30,14 +30,18 @@ WARM_FOLLOW_SHORT = 120.0
 
 OPTIONS = (
     Option("warm_follow", "choice", "round", choices=WARM_FOLLOW_MODES,
-           by_budget=(Budgeted(WARM_FOLLOW_SHORT, "last", "docs/benchmarks/options.md"),),
+           by_budget=(Budgeted(TUNED_SHORT, "none", TUNED_SHORT_WHY),
+                      Budgeted(WARM_FOLLOW_SHORT, "last", "docs/benchmarks/options.md")),
            help="which first-round solves start from the warm start's values: every one "
                 "(round), the round's last (last) or none"),
     Option("first_limit", "float", FIRST_LIMIT, low=1.0, high=120.0,
+           by_budget=(Budgeted(TUNED_SHORT, 3.42, TUNED_SHORT_WHY),),
            help="seconds of each toulbar2 search in the first round"),
     Option("limit_step", "float", LIMIT_STEP, low=0.0, high=30.0,
+           by_budget=(Budgeted(TUNED_SHORT, 4.41, TUNED_SHORT_WHY),),
            help="seconds a round adds to the search limit (at most 20 s a search)"),
     Option("vectors", "int", VECTORS, low=1, high=16,
+           by_budget=(Budgeted(TUNED_SHORT, 1, TUNED_SHORT_WHY),),
            help="weight vectors (penalised solves) a round"),
     Option("exact", "bool", True,
            help="first try to prove small reduced instances optimal with toulbar2's exact mode"),

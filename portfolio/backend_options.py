@@ -38,6 +38,15 @@ class OptionError(ProblemError):
     it and what is allowed. A :class:`ProblemError`, so the CLI prints it and exits 2."""
 
 
+TUNED_SHORT = 20.0
+"""Budgets up to which the defaults that ``portfolio tune`` chose at 10 s apply (issue 44: K, N, S,
+seeds 0-1; validated on the seven, seeds 2-7; docs/benchmarks/tune.md, "The shipped short-budget
+defaults"). Above it the options keep the values measured at 60 s and at the contest limits; the
+threshold sits below the geometric middle of 10 s and 60 s (24.5 s): nothing between was measured."""
+
+TUNED_SHORT_WHY = "docs/benchmarks/tune.md (the 10 s tune)"
+
+
 @dataclass(frozen=True)
 class Budgeted:
     """Part of a budget-aware default: ``value`` for runs whose budget is at most ``upto``

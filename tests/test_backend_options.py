@@ -231,8 +231,9 @@ def test_solve_records_options_and_config_in_its_json(tmp_path):
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     assert doc["options_given"] == {"toulbar2": {"first_limit": 4.0, "vectors": 1}}
-    assert doc["options"]["toulbar2"] == {"warm_follow": "last", "first_limit": 4.0,
-                                          "limit_step": 2.0, "vectors": 1, "exact": True}
+    # given ones win; the others take their default for a 5 s budget (the short-budget tune's)
+    assert doc["options"]["toulbar2"] == {"warm_follow": "none", "first_limit": 4.0,
+                                          "limit_step": 4.41, "vectors": 1, "exact": True}
     assert doc["config"] == str(config)
 
 
@@ -266,7 +267,8 @@ def test_the_backends_listing_shows_every_declared_option():
     rows = {r["name"]: r for r in json.loads(out.stdout)["backends"]}
     follow = {o["name"]: o for o in rows["toulbar2"]["options"]}["warm_follow"]
     assert follow["type"] == "choice" and follow["choices"] == ["round", "last", "none"]
-    assert follow["by_budget"][0]["value"] == "last" and follow["help"]
+    assert [b["value"] for b in follow["by_budget"]] == ["none", "last"] and follow["help"]
+    assert [b["upto_seconds"] for b in follow["by_budget"]] == [20.0, 120.0]
     verbose = _cli("backends", "--verbose")
     assert "toulbar2.warm_follow" in verbose.stdout + verbose.stderr
 
