@@ -88,4 +88,8 @@ def test_clock_out_is_the_safety_net_and_is_remembered():
 
 
 def test_a_timed_run_has_no_meter():
-    assert meter_of(Board(None)) is None and meter_of(object()) is None
+    from portfolio.backend import NullReporter
+
+    assert meter_of(Board(None)) is None and meter_of(NullReporter()) is None
+    with pytest.raises(AttributeError):   # every reporter declares ``work``: none is probed for
+        meter_of(object())
