@@ -162,8 +162,10 @@ def test_the_scheduler_lost_mid_run(tmp_path):
 # ------------------------------------------------------------------------------------------ 4
 @pytest.mark.parametrize("limit", [1.0, 2.0])
 def test_a_deadline_shorter_than_the_cluster_start_up(limit, tmp_path):
-    """A running cluster whose shards cannot be ready in time (a shard process starts, imports
-    and loads: over 1.5 s here): the driver's own answer, on time, no shard left behind."""
+    """A running cluster whose shards can hardly be ready in time (a shard process starts, imports
+    and loads: over 1.5 s here): an answer on time, no shard left behind. At 1 s no shard can
+    answer, so the driver's own plan wins; at 2 s a short run's stop margin (0.2-0.3 s, issue 42)
+    may leave a fast shard the time to answer, and its plan then counts like any verified one."""
     problem = bench_path("B")
     cluster = start_dask(2, tmp_path)
     try:
@@ -171,7 +173,8 @@ def test_a_deadline_shorter_than_the_cluster_start_up(limit, tmp_path):
         result = run_command("portfolio", "solve", problem, "-t", limit, "--dask-scheduler",
                              cluster.address, "--json", "-q", env=marked_env(mark), timeout=30)
         doc = _check_answer(result, problem, limit)
-        assert not str(doc["winner"]).startswith("shard-")
+        if limit < 1.5:   # below a shard's start-up
+            assert not str(doc["winner"]).startswith("shard-")
         _no_survivors(doc["cluster"]["run_id"])
         assert all(alive(pid) for pid in cluster.worker_pids.values())   # the user's workers stay
     finally:
