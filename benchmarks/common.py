@@ -11,7 +11,7 @@ import json
 import subprocess
 import time
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -87,3 +87,19 @@ def run_json(cmd: list[str], env: dict | None = None, cwd: str | Path = REPO) ->
         data = {"error": proc.stderr[-2000:], "returncode": proc.returncode}
     data["wall_s"] = round(wall, 3)
     return data
+
+
+def run_part(modes: dict[str, tuple[Callable[[], None], bool]], doc: str | None) -> None:
+    """A script made of parts: ``python benchmarks/SCRIPT.py PART [its own options]`` runs
+    ``modes[PART]``. Each entry is (the part's main, whether its own parser takes the part's name);
+    an unknown or missing part prints the script's docstring and the parts, and exits."""
+    import sys
+
+    if len(sys.argv) < 2 or sys.argv[1] not in modes:
+        print(doc)
+        raise SystemExit(f"usage: python {sys.argv[0]} {{{','.join(modes)}}} ...")
+    run, keep = modes[sys.argv[1]]
+    if not keep:   # the part's own parser does not take the part's name
+        sys.argv[0:2] = [f"{sys.argv[0]} {sys.argv[1]}"]
+    run()
+

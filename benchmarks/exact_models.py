@@ -35,11 +35,10 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 import time
 from typing import Callable
 
-from common import fmt, header, presolved, reference
+from common import fmt, header, presolved, reference, run_part
 
 
 
@@ -246,13 +245,7 @@ MODES = {"prove": (prove_main, True), "cpsat": (cpsat_main, False), "maxsat": (m
 
 
 def main() -> None:
-    if len(sys.argv) < 2 or sys.argv[1] not in MODES:
-        print(__doc__)
-        raise SystemExit("usage: python benchmarks/exact_models.py {prove,cpsat,maxsat} ...")
-    run, keep = MODES[sys.argv[1]]
-    if not keep:   # the part's own parser does not take the part's name
-        sys.argv[0:2] = [f"{sys.argv[0]} {sys.argv[1]}"]
-    run()
+    run_part(MODES, __doc__)
 
 
 if __name__ == "__main__":

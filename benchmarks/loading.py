@@ -31,7 +31,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from common import BENCH, REPO, existing, instance_path
+from common import BENCH, REPO, existing, instance_path, run_part
 
 
 
@@ -308,13 +308,7 @@ MODES = {"core": (core_main, False), "scaling": (scaling_main, False), "convert"
 
 
 def main() -> None:
-    if len(sys.argv) < 2 or sys.argv[1] not in MODES:
-        print(__doc__)
-        raise SystemExit("usage: python benchmarks/loading.py {core,scaling,convert} ...")
-    run, keep = MODES[sys.argv[1]]
-    if not keep:   # the part's own parser does not take the part's name
-        sys.argv[0:2] = [f"{sys.argv[0]} {sys.argv[1]}"]
-    run()
+    run_part(MODES, __doc__)
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ from typing import Optional
 
 import psutil
 
-from common import REPO, best_known
+from common import REPO, best_known, run_part
 from portfolio.evaluate import evaluate
 from portfolio.io import load_problem
 
@@ -284,14 +284,7 @@ MODES = {"deadline": (deadline_main, False), "resources": (resources_main, False
 
 
 def main() -> None:
-    if len(sys.argv) < 2 or sys.argv[1] not in MODES:
-        print(__doc__)
-        raise SystemExit("usage: python benchmarks/runner_margins.py {deadline,resources,cpu,timeline} "
-                         "...")
-    run, keep = MODES[sys.argv[1]]
-    if not keep:   # the part's own parser does not take the part's name
-        sys.argv[0:2] = [f"{sys.argv[0]} {sys.argv[1]}"]
-    run()
+    run_part(MODES, __doc__)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from common import run_part
+
 
 PHASES = [("venv", "python3 -m venv .venv"),
           ("install", ".venv/bin/pip install -q ."),
@@ -344,13 +346,7 @@ MODES = {"first": (first_main, False), "api": (api_main, False), "compile": (com
 
 
 def main() -> None:
-    if len(sys.argv) < 2 or sys.argv[1] not in MODES:
-        print(__doc__)
-        raise SystemExit("usage: python benchmarks/startup.py {first,api,compile} ...")
-    run, keep = MODES[sys.argv[1]]
-    if not keep:   # the part's own parser does not take the part's name
-        sys.argv[0:2] = [f"{sys.argv[0]} {sys.argv[1]}"]
-    run()
+    run_part(MODES, __doc__)
 
 
 if __name__ == "__main__":

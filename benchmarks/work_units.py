@@ -26,12 +26,11 @@ import dataclasses
 import hashlib
 import platform
 import resource
-import sys
 import time
 
 import numpy as np
 
-from common import BENCH, existing, instance_path
+from common import BENCH, existing, instance_path, run_part
 
 
 BACKENDS = ("minusage", "greedy", "localsearch", "bound")
@@ -241,13 +240,7 @@ MODES = {"kernels": (kernels_main, False), "toulbar2": (toulbar2_main, False)}
 
 
 def main() -> None:
-    if len(sys.argv) < 2 or sys.argv[1] not in MODES:
-        print(__doc__)
-        raise SystemExit("usage: python benchmarks/work_units.py {kernels,toulbar2} ...")
-    run, keep = MODES[sys.argv[1]]
-    if not keep:   # the part's own parser does not take the part's name
-        sys.argv[0:2] = [f"{sys.argv[0]} {sys.argv[1]}"]
-    run()
+    run_part(MODES, __doc__)
 
 
 if __name__ == "__main__":
