@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
 from ..backend import Status
 from ..evaluate import Evaluation
 from .claims import PROVEN, Claim
+
+if TYPE_CHECKING:
+    from .validate import Result
 
 
 PLAN_HASH_CHARS = 16
@@ -286,7 +289,7 @@ class PortfolioResult:
         }
 
 
-def close_row(run: BackendRun, result: "object", now: float) -> None:
+def close_row(run: BackendRun, result: Result, now: float) -> None:
     """A final result reached ``run``'s row: when it ended, and its note (the backend's own, else
     what the runner noted) with every part of the result the validator dropped. Timed and
     deterministic runs both end a row this way."""
