@@ -8,7 +8,7 @@ import click
 import numpy as np
 from rich.table import Table
 
-from ..memory.floor import least_usage_floor
+from ..leastpeak import least_usage_floor
 from ..problem import FORBIDDEN, Problem
 from .app import cli
 from .common import _emit_json, _read, console
