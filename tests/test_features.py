@@ -184,3 +184,32 @@ def test_edge_entries_follow_the_mixed_radix(tmp_path):
     plan = features._cheapest_plan(problem)
     assert plan.tolist() == [1, 1, 0, 0, 0]
     assert features._edge_entries(problem, plan).tolist() == [2, 5, 20]
+
+
+# ------------------------------------------------------------------------------------------ info
+def _invoke(*args):
+    from click.testing import CliRunner
+
+    from portfolio.cli import cli
+
+    return CliRunner().invoke(cli, [str(a) for a in args], env={"COLUMNS": "200"})
+
+
+def test_info_features_json(tmp_path):
+    path = write_json(tmp_path / "small.json", DOC)
+    result = _invoke("info", "--features", "--json", path)
+    assert result.exit_code == 0, result.output
+    record = json.loads(result.stdout)["features"]
+    assert record["version"] == FEATURES_VERSION
+    assert list(record["values"]) == list(FEATURE_NAMES)
+    assert record["values"] == instance_features(load_problem(path)).values
+    assert set(record["seconds"]) == {"load", "cheap", "presolve", "presolved"}
+
+
+def test_info_features_table_and_plain_info_without_them(tmp_path):
+    path = write_json(tmp_path / "small.json", DOC)
+    shown = _invoke("info", "--features", path)
+    assert shown.exit_code == 0, shown.output
+    assert "presolved_free_share" in shown.stderr and "least_peak_ratio" in shown.stderr
+    plain = _invoke("info", "--json", path)
+    assert "features" not in json.loads(plain.stdout)   # only when asked: presolve costs time
