@@ -25,6 +25,9 @@ from .seeds import bootstrap_interval
 RESULTS = "results.jsonl"
 META = "meta.json"
 
+UNRANKED = frozenset({"baseline", "reference"})
+"""Row kinds that are scored but set no minimum cost and take no rank (XLA; ``--oracle``'s rows)."""
+
 FAILED = frozenset({"error", "crashed", "timeout", "late"})
 """Row statuses that score 0 even if a cost is present (a late answer would not have been read)."""
 
@@ -82,7 +85,7 @@ class Entry:
     """A leaderboard row: a solver configuration from a run, or a reference team."""
 
     label: str
-    kind: str                                        # "run", "team" or "baseline"
+    kind: str                                        # "run", "team", "baseline" or "reference"
     outcomes: dict[str, list[Outcome]] = field(default_factory=dict)
     run: Optional[str] = None
 
@@ -201,7 +204,7 @@ def min_costs(entries: Sequence[Entry], instances: Sequence[str]) -> dict[str, O
     """Per instance, the lowest scoring cost of any single outcome of a non-baseline entry."""
     out: dict[str, Optional[int]] = {}
     for name in instances:
-        costs = [o.cost for e in entries if e.kind != "baseline"
+        costs = [o.cost for e in entries if e.kind not in UNRANKED
                  for o in e.outcomes.get(name, []) if o.cost is not None]
         if not costs:  # only baselines answered: they set the minimum after all
             costs = [o.cost for e in entries for o in e.outcomes.get(name, []) if o.cost is not None]
@@ -294,7 +297,7 @@ def _lower_bounds(entries: Sequence[Entry], instances: Sequence[str], mins: Mapp
             best, source = bench.lower_bound, "contest, approx."
         lowest = mins.get(name)
         for e in entries:
-            for o in e.outcomes.get(name, []):
+            for o in (e.outcomes.get(name, []) if e.kind != "reference" else ()):   # copies
                 lb = (o.row or {}).get("lower_bound")
                 if lb is None:
                     continue
@@ -328,7 +331,7 @@ def _best_known_here(entries: Sequence[Entry], infos: Sequence[InstanceInfo]) ->
 
 
 def _rank(rows: list[Row]) -> None:
-    ranked = sorted((r for r in rows if r.kind != "baseline"), key=lambda r: -r.total)
+    ranked = sorted((r for r in rows if r.kind not in UNRANKED), key=lambda r: -r.total)
     place, previous = 0, None
     for i, row in enumerate(ranked, 1):
         if previous is None or not math.isclose(row.total, previous, rel_tol=1e-12, abs_tol=1e-12):
@@ -378,7 +381,7 @@ def score(entries: Sequence[Entry], instances: Sequence[str], runs: Sequence[str
                         sum(known) if known else None, trials=max(1, len(trials)),
                         total_interval=interval))
     _rank(rows)
-    rows.sort(key=lambda r: (-r.total, r.kind == "baseline", r.label))
+    rows.sort(key=lambda r: (-r.total, r.kind in UNRANKED, r.label))
     return Leaderboard(infos, rows, list(runs), reference, notes)
 
 
@@ -442,7 +445,7 @@ def _letter(name: str) -> str:
 def build(run_paths: Sequence[str | Path], reference: Optional[str] = None, *,
           at: Optional[float] = None, configs: Optional[Sequence[str]] = None,
           instances: Optional[Sequence[str]] = None, top: Optional[int] = None,
-          pair: Optional[Sequence[str]] = None) -> Leaderboard:
+          pair: Optional[Sequence[str]] = None, oracle: bool = False) -> Leaderboard:
     """Read runs and score them, joined with the contest's teams when ``reference == "contest"``.
 
     ``at``: rescore every row as if its limit had been ``at`` seconds (:mod:`.anytime`).
@@ -450,6 +453,8 @@ def build(run_paths: Sequence[str | Path], reference: Optional[str] = None, *,
     ``top``: show only the best ``top`` contest teams (scored against all of them).
     ``pair``: two configuration labels to count paired wins and losses of (by default the two
     configurations of a run that has exactly two and several seeds).
+    ``oracle``: add the virtual best and single best rows of the single-backend configurations
+    (:mod:`.oracle`).
     """
     from .anytime import rescore_row
     from .options import difference_notes
@@ -463,7 +468,7 @@ def build(run_paths: Sequence[str | Path], reference: Optional[str] = None, *,
                     and (keep_c is None or r["configuration"] in keep_c)]
         if at is not None:
             run.rows = [rescore_row(r, at) for r in run.rows]
-    board = _build(runs, reference, run_paths)
+    board = _build(runs, reference, run_paths, oracle)
     board.run_data, board.at = runs, at
     board.notes += difference_notes(r for run in runs for r in run.rows)
     board.notes += checkout_notes(r for run in runs for r in run.rows)
@@ -491,7 +496,7 @@ def build(run_paths: Sequence[str | Path], reference: Optional[str] = None, *,
 
 
 def _build(runs: list[RunData], reference: Optional[str],
-           run_paths: Sequence[str | Path]) -> Leaderboard:
+           run_paths: Sequence[str | Path], oracle: bool = False) -> Leaderboard:
     notes = [f"{r.name}: skipped {r.bad_lines} unreadable line(s)" for r in runs if r.bad_lines]
     notes += failure_notes(runs) + fallback_notes(runs)
     entries = entries_from_runs(runs)
@@ -512,6 +517,11 @@ def _build(runs: list[RunData], reference: Optional[str],
         entries = entries + contest_entries(instances)
         notes.append("contest rows: each team's final answer in the 2025 contest (on the contest's own machine, "
                      "contest time limits); XLA is a baseline and does not set the minimum")
+    if oracle:
+        from .oracle import reference_entries
+
+        extra, said = reference_entries(entries, instances)
+        entries, notes = entries + extra, notes + said
     board = score(entries, instances, [r.name for r in runs], reference, notes)
     board.entries = list(entries)
     return board
