@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from portfolio.report import build, render_markdown
+from portfolio.report.oracle import reference_entries
 from test_report import invoke, result_row, write_run
 
 X, Y, Z = "inst-x", "inst-y", "inst-z"
@@ -43,7 +44,7 @@ def _mean_points(config: str, instance: str) -> float:
 
 
 def test_virtual_best_takes_the_best_single_cell_per_instance(run):
-    board = build([run], oracle=True)
+    board = build([run], extra_rows=reference_entries)
     rows = {r.label: r for r in board.rows}
     vbs = rows["virtual best"]
     for instance in (X, Y, Z):
@@ -62,7 +63,7 @@ def test_virtual_best_takes_the_best_single_cell_per_instance(run):
 
 def test_reference_rows_change_nobody_else(run):
     plain = {r.label: (r.total, r.rank) for r in build([run]).rows}
-    with_oracle = {r.label: (r.total, r.rank) for r in build([run], oracle=True).rows
+    with_oracle = {r.label: (r.total, r.rank) for r in build([run], extra_rows=reference_entries).rows
                    if r.kind == "run"}
     assert with_oracle == plain   # they set no minimum and take no rank
     assert set(plain) == {"alpha", "beta", "gamma", "mix"}
@@ -70,7 +71,7 @@ def test_reference_rows_change_nobody_else(run):
 
 def test_no_single_backend_configuration_no_rows(tmp_path):
     rows = [dict(r, backends=["a", "b"]) for r in _rows()]
-    board = build([write_run(tmp_path / "multi", rows)], oracle=True)
+    board = build([write_run(tmp_path / "multi", rows)], extra_rows=reference_entries)
     assert all(r.kind == "run" for r in board.rows)
     assert any("no single-backend configuration" in n for n in board.notes)
 
@@ -81,4 +82,4 @@ def test_oracle_on_the_command_line(run):
     assert "| ref | _virtual best_ |" in result.stdout
     assert "| ref | _single best (" in result.stdout
     assert "virtual best" not in invoke("report", run, "--format", "markdown").stdout
-    assert render_markdown(build([run], oracle=True)).count("| ref |") == 2
+    assert render_markdown(build([run], extra_rows=reference_entries)).count("| ref |") == 2

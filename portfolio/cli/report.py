@@ -76,7 +76,8 @@ def report(runs: tuple[str, ...], reference: str | None, at: float | None, confi
         return
     try:
         board = build(list(runs), reference, at=at, configs=_names(configs),
-                      instances=_names(instances), top=top, pair=_names(pair), oracle=oracle)
+                      instances=_names(instances), top=top, pair=_names(pair),
+                      extra_rows=_oracle() if oracle else None)
         kinds = ("convergence", "points", "profile") if plot else ("profile",) if profile else ()
         written = plot_runs(list(runs), board, kinds=kinds) if kinds else []
     except ReportError as exc:
@@ -106,6 +107,12 @@ def report(runs: tuple[str, ...], reference: str | None, at: float | None, confi
         _emit_json(to_json(board))
     if written:
         console.print(f"plots: {len(written)} files in {written[0].parent}", highlight=False)
+
+
+def _oracle():
+    from ..report.oracle import reference_entries
+
+    return reference_entries
 
 
 def _print_table(board, view: str) -> None:

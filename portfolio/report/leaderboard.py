@@ -16,7 +16,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from ..data import contest
 from ..results import read_rows
@@ -193,6 +193,10 @@ def contest_entries(instances: Iterable[str]) -> list[Entry]:
             entry.outcomes[name] = [Outcome(cost, "contest" if cost is not None else "no answer")]
         out.append(entry)
     return out
+
+
+ExtraRows = Callable[[list[Entry], list[str]], tuple[list[Entry], list[str]]]
+"""Reference entries to score beside the runs' (and their notes), from the entries and instances."""
 
 
 # ------------------------------------------------------------------------------------------ scoring
@@ -445,7 +449,7 @@ def _letter(name: str) -> str:
 def build(run_paths: Sequence[str | Path], reference: Optional[str] = None, *,
           at: Optional[float] = None, configs: Optional[Sequence[str]] = None,
           instances: Optional[Sequence[str]] = None, top: Optional[int] = None,
-          pair: Optional[Sequence[str]] = None, oracle: bool = False) -> Leaderboard:
+          pair: Optional[Sequence[str]] = None, extra_rows: Optional[ExtraRows] = None) -> Leaderboard:
     """Read runs and score them, joined with the contest's teams when ``reference == "contest"``.
 
     ``at``: rescore every row as if its limit had been ``at`` seconds (:mod:`.anytime`).
@@ -453,8 +457,8 @@ def build(run_paths: Sequence[str | Path], reference: Optional[str] = None, *,
     ``top``: show only the best ``top`` contest teams (scored against all of them).
     ``pair``: two configuration labels to count paired wins and losses of (by default the two
     configurations of a run that has exactly two and several seeds).
-    ``oracle``: add the virtual best and single best rows of the single-backend configurations
-    (:mod:`.oracle`).
+    ``extra_rows``: adds reference entries before scoring (``oracle.reference_entries``: the
+    virtual best and single best rows of the single-backend configurations).
     """
     from .anytime import rescore_row
     from .options import difference_notes
@@ -468,7 +472,7 @@ def build(run_paths: Sequence[str | Path], reference: Optional[str] = None, *,
                     and (keep_c is None or r["configuration"] in keep_c)]
         if at is not None:
             run.rows = [rescore_row(r, at) for r in run.rows]
-    board = _build(runs, reference, run_paths, oracle)
+    board = _build(runs, reference, run_paths, extra_rows)
     board.run_data, board.at = runs, at
     board.notes += difference_notes(r for run in runs for r in run.rows)
     board.notes += checkout_notes(r for run in runs for r in run.rows)
@@ -496,7 +500,7 @@ def build(run_paths: Sequence[str | Path], reference: Optional[str] = None, *,
 
 
 def _build(runs: list[RunData], reference: Optional[str],
-           run_paths: Sequence[str | Path], oracle: bool = False) -> Leaderboard:
+           run_paths: Sequence[str | Path], extra_rows: Optional[ExtraRows] = None) -> Leaderboard:
     notes = [f"{r.name}: skipped {r.bad_lines} unreadable line(s)" for r in runs if r.bad_lines]
     notes += failure_notes(runs) + fallback_notes(runs)
     entries = entries_from_runs(runs)
@@ -517,10 +521,8 @@ def _build(runs: list[RunData], reference: Optional[str],
         entries = entries + contest_entries(instances)
         notes.append("contest rows: each team's final answer in the 2025 contest (on the contest's own machine, "
                      "contest time limits); XLA is a baseline and does not set the minimum")
-    if oracle:
-        from .oracle import reference_entries
-
-        extra, said = reference_entries(entries, instances)
+    if extra_rows is not None:
+        extra, said = extra_rows(entries, instances)
         entries, notes = entries + extra, notes + said
     board = score(entries, instances, [r.name for r in runs], reference, notes)
     board.entries = list(entries)

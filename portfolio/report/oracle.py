@@ -1,5 +1,6 @@
-"""The two reference rows of algorithm selection (``report --oracle``): the virtual best and the
-single best configuration, drawn from the single-backend configurations of the runs.
+"""The two reference rows of algorithm selection (``report --oracle``; ``build(...,
+extra_rows=reference_entries)``): the virtual best and the single best configuration, drawn from
+the single-backend configurations of the runs.
 
 * **virtual best**: on each instance (a column, which is one budget unless the runs mix limits
   for it: a note says so), the outcomes of the single-backend configuration whose cell scores
