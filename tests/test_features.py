@@ -213,3 +213,14 @@ def test_info_features_table_and_plain_info_without_them(tmp_path):
     assert "presolved_free_share" in shown.stderr and "least_peak_ratio" in shown.stderr
     plain = _invoke("info", "--json", path)
     assert "features" not in json.loads(plain.stdout)   # only when asked: presolve costs time
+
+
+def test_every_feature_is_documented():
+    """docs/features.md lists every name of the version, each with its step."""
+    from conftest import REPO
+
+    page = (REPO / "docs" / "features.md").read_text()
+    for name in CHEAP_FEATURES:
+        assert f"| `{name}` | cheap |" in page, name
+    for name in PRESOLVED_FEATURES:
+        assert name.startswith("presolved_") and f"| `{name}` | presolved |" in page, name
