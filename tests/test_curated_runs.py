@@ -36,7 +36,7 @@ def test_every_file_belongs_to_a_run_folder():
         assert run is not None, f"{path.relative_to(REPO)} is in no run folder"
         rel = path.relative_to(run)
         tune = (run / "trials.jsonl").is_file()   # a `portfolio tune` run: a bench run plus these
-        allowed = ("meta.json", "results.jsonl", "solutions", "plots") + (
+        allowed = ("meta.json", "results.jsonl", "features.json", "solutions", "plots") + (
             ("trials.jsonl", "tuned.toml") if tune else ())
         assert rel.parts[0] in allowed, f"{path.relative_to(REPO)}: not a file of a run folder"
     for run in runs:

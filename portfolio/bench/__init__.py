@@ -17,7 +17,8 @@ beside them in ``solutions/`` in contest format. An interrupted sweep keeps ever
 Layout: :mod:`.plan` (tasks from instances x configurations x seeds), :mod:`.task` (one task in a
 supervised child), :mod:`.storage` (run folder, rows, resume), :mod:`.parallel` (joblib loky or
 Dask), :mod:`.progress` (the live display), :mod:`.environment` (machine and versions stamped on
-rows), :mod:`.sweep` (:func:`run_sweep` ties them together).
+rows), :mod:`.features` (the instances' features on every row, once per instance per sweep),
+:mod:`.sweep` (:func:`run_sweep` ties them together).
 """
 
 from .environment import git_revision, machine_info, package_versions

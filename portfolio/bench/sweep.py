@@ -15,6 +15,7 @@ from typing import Callable, Optional, Sequence
 from ..results import read_rows
 from .environment import git_revision, machine_info, now_iso, package_versions
 from .checkout import configuration_elsewhere
+from .features import sweep_features
 from .parallel import parallel_rows
 from .plan import (PLUGINS_ENV, BenchError, Configuration, expand_instances, option_dict,
                    plan_tasks, resolve_configurations, resolve_instances)
@@ -181,10 +182,14 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
                 display.note_best(done[task.key])
     status = "complete"
     try:
+        # once per instance, before any task runs (docs/features.md): every row carries them
+        features = sweep_features([i for i in insts if any(t.instance == i.name for t in todo)],
+                                  folder)
         with (display or contextlib.nullcontext()), results_path.open("a", encoding="utf-8") as out:
             if todo:
                 for row in parallel_rows(todo, jobs, dask_scheduler, guard):
                     solution = row.pop("solution", None)
+                    row.setdefault("features", features.get(row.get("instance")))
                     if solution is not None:
                         sol_path = solution_file(folder, row)
                         sol_path.parent.mkdir(exist_ok=True)

@@ -8,7 +8,7 @@ import click
 import numpy as np
 from rich.table import Table
 
-from ..memory.floor import least_usage_floor
+from ..leastpeak import least_usage_floor
 from ..problem import FORBIDDEN, Problem
 from .app import cli
 from .common import _emit_json, _read, console
@@ -83,13 +83,20 @@ def _limit_text(problem: Problem) -> str:
 @cli.command()
 @click.argument("problem", type=click.Path())
 @click.option("--json", "as_json", is_flag=True, help="Print machine-readable JSON to stdout.")
-def info(problem: str, as_json: bool) -> None:
+@click.option("--features", "with_features", is_flag=True,
+              help="Also compute the instance features (docs/features.md; presolve included) "
+                   "and how long each step took.")
+def info(problem: str, as_json: bool, with_features: bool) -> None:
     """Show the size, structure and memory tightness of PROBLEM (contest or extended JSON, or an
     XLA request: .pb, .binpb, .textproto, .txtpb)."""
     conversion, seconds = _read(problem)
     prob = conversion.problem
     summary = problem_summary(prob, conversion)
     summary["load_seconds"] = round(seconds, 3)
+    if with_features:
+        from .features import features_summary
+
+        summary["features"] = features_summary(prob, seconds)
     if as_json:
         _emit_json(summary)
         return
@@ -126,6 +133,10 @@ def info(problem: str, as_json: bool) -> None:
     for key, value in rows:
         table.add_row(key, value)
     console.print(table)
+    if with_features:
+        from .features import features_table
+
+        console.print(features_table(summary["features"]))
 
 
 def _file_text(file: Optional[dict]) -> str:

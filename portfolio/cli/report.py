@@ -29,6 +29,11 @@ def _names(text: str | None) -> list[str] | None:
 @click.option("--top", type=click.IntRange(min=0), metavar="N",
               help="Show only the N best contest teams (all of them still set the minimum).")
 @click.option("--pair", metavar="A,B", help="Paired wins and losses of configuration A against B.")
+@click.option("--oracle", is_flag=True,
+              help="Add the virtual best (per instance, the best single-backend configuration) and "
+                   "the single best (the best total of them) as reference rows.")
+@click.option("--aslib", "aslib_dir", type=click.Path(file_okay=False), metavar="DIR",
+              help="Also write the runs as an ASlib scenario to DIR (a new folder): docs/bench.md.")
 @click.option("--view", type=click.Choice(VIEWS), default="auto", show_default=True,
               help="wide: configurations down, instances across; compact: turned around, for "
                    "narrow terminals; auto: compact when the wide table does not fit.")
@@ -44,7 +49,8 @@ def _names(text: str | None) -> list[str] | None:
               show_default=True, help="table: rich on stderr; the others on stdout.")
 def report(runs: tuple[str, ...], reference: str | None, at: float | None, configs: str | None,
            instances: str | None, top: int | None, pair: str | None, view: str,
-           csv_file: str | None, target: float, plot: bool, profile: bool, fmt: str) -> None:
+           csv_file: str | None, target: float, plot: bool, profile: bool, fmt: str,
+           oracle: bool = False, aslib_dir: str | None = None) -> None:
     """Leaderboard of bench RUNS (folders or results.jsonl files): costs, contest points, rank.
 
     Points on each instance are min_cost / cost over the rows compared; the total decides the rank.
@@ -59,6 +65,7 @@ def report(runs: tuple[str, ...], reference: str | None, at: float | None, confi
         raise UserError(f"{csv_file}: the file exists; remove it or give another name")
     asked = {"--reference": reference, "--at": at, "--configs": configs, "--instances": instances,
              "--top": top, "--pair": pair, "--csv": csv_file, "--profile": profile or None,
+             "--oracle": oracle or None, "--aslib": aslib_dir,
              "--view": None if view == "auto" else view}
     if _tradeoff_runs(runs):
         _report_tradeoffs(runs, [k for k, v in asked.items() if v is not None], plot, fmt)
@@ -69,11 +76,16 @@ def report(runs: tuple[str, ...], reference: str | None, at: float | None, confi
         return
     try:
         board = build(list(runs), reference, at=at, configs=_names(configs),
-                      instances=_names(instances), top=top, pair=_names(pair))
+                      instances=_names(instances), top=top, pair=_names(pair),
+                      extra_rows=_oracle() if oracle else None)
         kinds = ("convergence", "points", "profile") if plot else ("profile",) if profile else ()
         written = plot_runs(list(runs), board, kinds=kinds) if kinds else []
     except ReportError as exc:
         raise UserError(str(exc)) from None
+    if aslib_dir:
+        from .aslib import write_aslib
+
+        write_aslib(board, aslib_dir)
     if csv_file:
         text = render_tidy_csv(board, target)
         if csv_file == "-":
@@ -95,6 +107,12 @@ def report(runs: tuple[str, ...], reference: str | None, at: float | None, confi
         _emit_json(to_json(board))
     if written:
         console.print(f"plots: {len(written)} files in {written[0].parent}", highlight=False)
+
+
+def _oracle():
+    from ..report.oracle import reference_entries
+
+    return reference_entries
 
 
 def _print_table(board, view: str) -> None:

@@ -1,15 +1,16 @@
 """Memory budgets a user can reason about (docs/budgets.md).
 
 ``peak`` (the peak of one plan, where, and who makes it), ``domains`` (the strategies a plan without
-forbidden choices can use: arc consistency), ``floor`` (the least peak's first, light stage),
+forbidden choices can use: arc consistency; the least peak's first, light stage is
+:mod:`portfolio.leastpeak`, lower in the floors),
 ``pairs`` and ``pointexact`` (refinements), ``bound`` (the certified lower bound on the least peak
 of any plan), ``explain`` (why no plan fits), ``objective`` (the plan with the least peak:
 ``--objective peak``), ``budgets`` (a problem at another budget, ``--budgets`` values, the default
 budgets around the file's limit), ``tradeoff`` (the cost at a range of budgets) and ``storage`` (a
 tradeoff saved under ``runs/``).
 
-The names below are exported lazily: importing a light module of the package (``floor`` for
-``portfolio info``) does not import the bound's numba kernels.
+The names below are exported lazily: importing a light module of the package does not import the
+bound's numba kernels.
 """
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ import numpy as np
 from ..adapters.naming import NodeNaming, ranked
 from ..evaluate import range_sum
 from ..problem import Problem
+from ..leastpeak import interval_minima, least_usage_floor
 from .domains import allowed_strategies, binary_edges
-from .floor import interval_minima, least_usage_floor
 from .pairs import SAFE_USAGE, edge_gains, greedy_matching
 
 REFINE_POINTS = 12

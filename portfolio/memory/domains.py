@@ -10,26 +10,10 @@ strategies.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Optional
-
 import numpy as np
 
+from ..leastpeak import Domains, plain_domains
 from ..problem import FORBIDDEN, Problem, fold_repeated_nodes
-
-
-@dataclass(frozen=True)
-class Domains:
-    """``alive[s]`` per strategy (``Problem.node_costs`` layout); ``why`` says why no plan without
-    forbidden choices exists (then ``alive`` is what was left when a domain emptied)."""
-
-    alive: np.ndarray
-    why: Optional[str]
-    removed: int
-
-    @property
-    def empty(self) -> bool:
-        return self.why is not None
 
 
 def binary_edges(problem: Problem) -> np.ndarray:
@@ -45,16 +29,12 @@ def allowed_strategies(problem: Problem, consistency: bool = True) -> Domains:
     """The domains of plans without forbidden choices: node costs of 10**18 out, then (with
     ``consistency``) arc consistency over binary edges and the other edges (folded onto their
     distinct nodes) to their common fixpoint."""
-    alive = np.asarray(problem.node_costs != FORBIDDEN).copy()
-    removed = int(np.count_nonzero(~alive))
+    plain = plain_domains(problem)
+    if plain.empty:
+        return plain
+    alive, removed = plain.alive, plain.removed
     counts = problem.strategy_counts.astype(np.int64)
     so = problem.strategy_offsets.astype(np.int64)
-    empty = np.flatnonzero(np.add.reduceat(alive.astype(np.int64), so[:-1]) == 0) \
-        if problem.num_nodes and len(alive) else np.zeros(0, dtype=np.int64)
-    empty = empty[counts[empty] > 0] if len(empty) else empty
-    if problem.num_nodes and (len(empty) or bool((counts == 0).any())):
-        node = int(empty[0]) if len(empty) else int(np.flatnonzero(counts == 0)[0])
-        return Domains(alive, f"node {node}: every strategy has node cost 10**18", removed)
     if not consistency or problem.num_edges == 0:
         return Domains(alive, None, removed)
     from ..presolve.consistency import arc_fixpoint

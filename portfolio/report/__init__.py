@@ -9,8 +9,9 @@ rescores rows at an earlier time from their incumbent traces (time to target, pr
 ``seeds`` the bootstrap intervals and paired counts, ``profile`` the performance profile,
 ``colors`` a stable colour per configuration, ``plots`` the pictures; ``tradeoff`` and
 ``tradeoff_plot`` show a ``portfolio tradeoff`` run (its table, the marginal price of memory, its
-curve) instead of a leaderboard. Everything public is importable from here, the tradeoff's
-from its modules.
+curve) instead of a leaderboard; ``oracle`` the virtual best and single best rows (``--oracle``),
+``aslib`` an ASlib scenario of the runs (``--aslib``). Everything public is importable from here,
+the tradeoff's, ``oracle``'s and ``aslib``'s from their modules.
 """
 
 from .leaderboard import (

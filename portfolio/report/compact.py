@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .leaderboard import Leaderboard, Row
-from .render import fmt_cost, pct, total_text
+from .render import _rank_text, fmt_cost, pct, total_text
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -79,7 +79,7 @@ def render_compact(board: Leaderboard, width: int) -> "RenderableType":
         table.add_row("95 %", *[("" if r.total_interval is None else
                                  f"{r.total_interval[0]:.2f}-{r.total_interval[1]:.2f}") for r in rows])
     table.add_row("n", *[str(r.trials) for r in rows])
-    table.add_row("rank", *["base" if r.rank is None else str(r.rank) for r in rows])
+    table.add_row("rank", *[_rank_text(r) for r in rows])
     parts: list = [table]
     runs = [r for r in rows if r.kind == "run"]
     bounded = [i for i in board.instances if i.lower_bound]

@@ -16,7 +16,7 @@ import statistics
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from ..data import contest
 from ..results import read_rows
@@ -24,6 +24,9 @@ from .seeds import bootstrap_interval
 
 RESULTS = "results.jsonl"
 META = "meta.json"
+
+UNRANKED = frozenset({"baseline", "reference"})
+"""Row kinds that are scored but set no minimum cost and take no rank (XLA; ``--oracle``'s rows)."""
 
 FAILED = frozenset({"error", "crashed", "timeout", "late"})
 """Row statuses that score 0 even if a cost is present (a late answer would not have been read)."""
@@ -82,7 +85,7 @@ class Entry:
     """A leaderboard row: a solver configuration from a run, or a reference team."""
 
     label: str
-    kind: str                                        # "run", "team" or "baseline"
+    kind: str                                        # "run", "team", "baseline" or "reference"
     outcomes: dict[str, list[Outcome]] = field(default_factory=dict)
     run: Optional[str] = None
 
@@ -192,6 +195,10 @@ def contest_entries(instances: Iterable[str]) -> list[Entry]:
     return out
 
 
+ExtraRows = Callable[[list[Entry], list[str]], tuple[list[Entry], list[str]]]
+"""Reference entries to score beside the runs' (and their notes), from the entries and instances."""
+
+
 # ------------------------------------------------------------------------------------------ scoring
 def _std(values: Sequence[float]) -> Optional[float]:
     return statistics.stdev(values) if len(values) > 1 else None
@@ -201,7 +208,7 @@ def min_costs(entries: Sequence[Entry], instances: Sequence[str]) -> dict[str, O
     """Per instance, the lowest scoring cost of any single outcome of a non-baseline entry."""
     out: dict[str, Optional[int]] = {}
     for name in instances:
-        costs = [o.cost for e in entries if e.kind != "baseline"
+        costs = [o.cost for e in entries if e.kind not in UNRANKED
                  for o in e.outcomes.get(name, []) if o.cost is not None]
         if not costs:  # only baselines answered: they set the minimum after all
             costs = [o.cost for e in entries for o in e.outcomes.get(name, []) if o.cost is not None]
@@ -294,7 +301,7 @@ def _lower_bounds(entries: Sequence[Entry], instances: Sequence[str], mins: Mapp
             best, source = bench.lower_bound, "contest, approx."
         lowest = mins.get(name)
         for e in entries:
-            for o in e.outcomes.get(name, []):
+            for o in (e.outcomes.get(name, []) if e.kind != "reference" else ()):   # copies
                 lb = (o.row or {}).get("lower_bound")
                 if lb is None:
                     continue
@@ -328,7 +335,7 @@ def _best_known_here(entries: Sequence[Entry], infos: Sequence[InstanceInfo]) ->
 
 
 def _rank(rows: list[Row]) -> None:
-    ranked = sorted((r for r in rows if r.kind != "baseline"), key=lambda r: -r.total)
+    ranked = sorted((r for r in rows if r.kind not in UNRANKED), key=lambda r: -r.total)
     place, previous = 0, None
     for i, row in enumerate(ranked, 1):
         if previous is None or not math.isclose(row.total, previous, rel_tol=1e-12, abs_tol=1e-12):
@@ -378,7 +385,7 @@ def score(entries: Sequence[Entry], instances: Sequence[str], runs: Sequence[str
                         sum(known) if known else None, trials=max(1, len(trials)),
                         total_interval=interval))
     _rank(rows)
-    rows.sort(key=lambda r: (-r.total, r.kind == "baseline", r.label))
+    rows.sort(key=lambda r: (-r.total, r.kind in UNRANKED, r.label))
     return Leaderboard(infos, rows, list(runs), reference, notes)
 
 
@@ -442,7 +449,7 @@ def _letter(name: str) -> str:
 def build(run_paths: Sequence[str | Path], reference: Optional[str] = None, *,
           at: Optional[float] = None, configs: Optional[Sequence[str]] = None,
           instances: Optional[Sequence[str]] = None, top: Optional[int] = None,
-          pair: Optional[Sequence[str]] = None) -> Leaderboard:
+          pair: Optional[Sequence[str]] = None, extra_rows: Optional[ExtraRows] = None) -> Leaderboard:
     """Read runs and score them, joined with the contest's teams when ``reference == "contest"``.
 
     ``at``: rescore every row as if its limit had been ``at`` seconds (:mod:`.anytime`).
@@ -450,6 +457,8 @@ def build(run_paths: Sequence[str | Path], reference: Optional[str] = None, *,
     ``top``: show only the best ``top`` contest teams (scored against all of them).
     ``pair``: two configuration labels to count paired wins and losses of (by default the two
     configurations of a run that has exactly two and several seeds).
+    ``extra_rows``: adds reference entries before scoring (``oracle.reference_entries``: the
+    virtual best and single best rows of the single-backend configurations).
     """
     from .anytime import rescore_row
     from .options import difference_notes
@@ -463,7 +472,7 @@ def build(run_paths: Sequence[str | Path], reference: Optional[str] = None, *,
                     and (keep_c is None or r["configuration"] in keep_c)]
         if at is not None:
             run.rows = [rescore_row(r, at) for r in run.rows]
-    board = _build(runs, reference, run_paths)
+    board = _build(runs, reference, run_paths, extra_rows)
     board.run_data, board.at = runs, at
     board.notes += difference_notes(r for run in runs for r in run.rows)
     board.notes += checkout_notes(r for run in runs for r in run.rows)
@@ -491,7 +500,7 @@ def build(run_paths: Sequence[str | Path], reference: Optional[str] = None, *,
 
 
 def _build(runs: list[RunData], reference: Optional[str],
-           run_paths: Sequence[str | Path]) -> Leaderboard:
+           run_paths: Sequence[str | Path], extra_rows: Optional[ExtraRows] = None) -> Leaderboard:
     notes = [f"{r.name}: skipped {r.bad_lines} unreadable line(s)" for r in runs if r.bad_lines]
     notes += failure_notes(runs) + fallback_notes(runs)
     entries = entries_from_runs(runs)
@@ -512,6 +521,9 @@ def _build(runs: list[RunData], reference: Optional[str],
         entries = entries + contest_entries(instances)
         notes.append("contest rows: each team's final answer in the 2025 contest (on the contest's own machine, "
                      "contest time limits); XLA is a baseline and does not set the minimum")
+    if extra_rows is not None:
+        extra, said = extra_rows(entries, instances)
+        entries, notes = entries + extra, notes + said
     board = score(entries, instances, [r.name for r in runs], reference, notes)
     board.entries = list(entries)
     return board

@@ -55,7 +55,9 @@ def total_text(row: Row) -> str:
 
 
 def _rank_text(row: Row) -> str:
-    return "base" if row.rank is None else str(row.rank)
+    if row.rank is not None:
+        return str(row.rank)
+    return "ref" if row.kind == "reference" else "base"
 
 
 def pct(value: Optional[float]) -> str:
