@@ -69,7 +69,7 @@ def sweep(folder, tmp_path_factory) -> Path:
     """One sweep: the fake solver's modes beside a normal configuration, on both files."""
     runs = tmp_path_factory.mktemp("cmd-runs")
     marker = runs / "orphan-was-here.txt"
-    configs = [fake("plan"), fake("gz", file="{file_gz}"), fake("garbage"), fake("infeasible"),
+    configs = [fake("plan", "{seed}"), fake("gz", file="{file_gz}"), fake("garbage"), fake("infeasible"),
                fake("short"), fake("empty"), fake("crash"), fake("late"),
                fake("orphan", str(marker)), "minusage"]
     run_sweep([folder / "gzex.json.gz", folder / "plain.json"], backends=configs, time_limit=LIMIT,
@@ -90,11 +90,11 @@ def test_a_plan_is_verified_and_scored_like_any_row(sweep, example_doc):
         assert row["time_to_best"] == row["elapsed"] <= LIMIT and row["lower_bound"] is None
         assert json.loads((sweep / row["solution_file"]).read_text()) == plan
         argv = row["command"]["argv"]
-        assert argv[-1] == "2" and argv[-2].endswith(".json"), argv   # {timeout} as an integer
+        assert argv[-3].endswith(".json") and argv[-2:] == ["2", "0"], argv   # {timeout} an integer, {seed}
         assert "# fake solver plan 2.0" in (sweep / row["logs"]["stdout"]).read_text()
-    copy = Path(rows[("gzex", "plan")]["command"]["argv"][-2])
+    copy = Path(rows[("gzex", "plan")]["command"]["argv"][-3])
     assert copy.name == "gzex.json" and not copy.exists(), "the sweep's uncompressed copy stays behind"
-    assert rows[("plain", "plan")]["command"]["argv"][-2] == str(Path(rows[("plain", "plan")]["path"]).resolve())
+    assert rows[("plain", "plan")]["command"]["argv"][-3] == str(Path(rows[("plain", "plan")]["path"]).resolve())
     assert rows[("gzex", "gz")]["command"]["argv"][-2].endswith("gzex.json.gz")
     assert rows[("gzex", "gz")]["cost"] == expected
 
