@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Iterator, Optional
 
 from .checkout import run_elsewhere
+from .command_task import run_command_task
 from .plan import BenchError, Task
 from .task import run_task
 
@@ -16,7 +17,10 @@ DASK_CONNECT_TIMEOUT = 30.0
 
 
 def run_any(task: Task) -> dict:
-    """One task, this checkout's code or another's (``LABEL=MEMBERS@PATH``): the unit of work."""
+    """One task, this checkout's code, another's (``LABEL=MEMBERS@PATH``) or a command
+    (``LABEL=cmd:...``): the unit of work."""
+    if task.command is not None:
+        return run_command_task(task)
     return run_task(task) if task.checkout is None else run_elsewhere(task)
 
 

@@ -52,6 +52,8 @@ class Configuration:
     options: OptionSet = ()
     checkout: Optional[Any] = None
     """A :class:`.checkout.Checkout`: another checkout's code runs its tasks (``LABEL=MEMBERS@PATH``, :mod:`.checkout`)."""
+    command: Optional[Any] = None
+    """A :class:`.command.Command`: a command runs its tasks, the contest's way (``LABEL=cmd:...``, :mod:`.command`)."""
 
     @property
     def is_portfolio(self) -> bool:
@@ -74,6 +76,7 @@ class Task:
     deterministic: bool = False     # deterministic mode (``--deterministic``)
     work: Optional[int] = None      # its work units (None: the runner's default)
     checkout: Optional[Any] = None  # a .checkout.Checkout: another checkout's code runs the task
+    command: Optional[Any] = None   # a .command.Command: a command runs the task
 
     @property
     def key(self) -> tuple[str, str, int, int]:
@@ -231,6 +234,17 @@ def parse_configuration(spec: str) -> tuple[str, tuple[str, ...], dict[str, dict
     return label, tuple(members), options
 
 
+COMMAND_PREFIX = "cmd:"
+
+
+def is_command(spec: str) -> bool:
+    """Whether a ``--backends`` item is a command configuration, ``LABEL=cmd:...`` (or a ``cmd:...``
+    missing its label, refused by :func:`.command.command_configuration`)."""
+    text = spec.strip()
+    match = LABELLED.match(text)
+    return text.startswith(COMMAND_PREFIX) or bool(match and match.group(2).lstrip().startswith(COMMAND_PREFIX))
+
+
 def split_checkout(spec: str) -> tuple[str, Optional[str]]:
     """``LABEL=MEMBERS@PATH`` -> (``LABEL=MEMBERS``, ``PATH``); without an ``@`` outside brackets,
     (spec, None). Spaces around the ``@`` are allowed, as in pip's ``name @ url``."""
@@ -246,7 +260,8 @@ def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool,
                            assignments: Sequence[str] = (),
                            config: Optional[str] = None,
                            deterministic: bool = False,
-                           elsewhere: Optional[Callable[..., "Configuration"]] = None) -> list[Configuration]:
+                           elsewhere: Optional[Callable[..., "Configuration"]] = None,
+                           commands: Optional[Callable[..., "Configuration"]] = None) -> list[Configuration]:
     """``backends`` -> one configuration per item (a backend, or a set ``a+b`` run together, each
     member with options in brackets, see :func:`parse_configuration`; ``LABEL=MEMBERS@PATH`` runs
     another checkout's code, resolved there: :mod:`.checkout`); ``portfolio`` -> all
@@ -255,7 +270,8 @@ def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool,
     ``[portfolio] backends`` is a configuration named after the file when nothing else is asked.
     Every option is checked against the backends' declarations here, before any task runs; with
     ``deterministic``, so is every named backend's support of the mode. ``elsewhere`` resolves a
-    ``LABEL=MEMBERS@PATH`` item (:func:`.checkout.configuration_elsewhere`, handed in by the sweep)."""
+    ``LABEL=MEMBERS@PATH`` item (:func:`.checkout.configuration_elsewhere`, handed in by the sweep),
+    ``commands`` a ``LABEL=cmd:COMMAND`` item (:func:`.command.command_configuration`, likewise)."""
     from ..backend_options import OptionError
     from ..configure import config_from, gather, lookup_in
     from ..registry import Registry, RegistryError
@@ -272,6 +288,12 @@ def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool,
     others: dict[str, Configuration] = {}
     order: list[str] = []
     for raw in backends or ():
+        if is_command(raw):
+            if commands is None:
+                raise BenchError(f"configuration {raw!r}: a command configuration runs only in a sweep")
+            others[str(len(order))] = commands(raw, deterministic)
+            order.append(str(len(order)))
+            continue
         spec, where = split_checkout(raw)
         if where is None:
             local.append(spec)
@@ -363,6 +385,7 @@ def plan_tasks(instances: Sequence[Instance], configurations: Sequence[Configura
                     workers = None if distributed and config.is_portfolio else portfolio_workers(config, jobs)
                     tasks.append(Task(inst.name, inst.path, config.name, config.backends, seed, rep,
                                       inst.time_limit, workers, plugins, jobs, config.options,
-                                      deterministic or work is not None, work, config.checkout))
+                                      deterministic or work is not None, work, config.checkout,
+                                      config.command))
     return tasks
 

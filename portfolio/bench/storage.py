@@ -16,6 +16,7 @@ FORMAT_VERSION = 1
 RESULTS = "results.jsonl"
 META = "meta.json"
 SOLUTIONS = "solutions"
+LOGS = "logs"
 
 
 def row_key(row: dict) -> tuple[str, str, int, int]:
@@ -42,10 +43,25 @@ def write_json_atomic(path: Path, doc: dict) -> None:
     os.replace(tmp, path)
 
 
-def solution_file(folder: Path, row: dict) -> Path:
+def _task_stem(row: dict) -> str:
     safe = lambda s: "".join(c if c.isalnum() or c in "-_." else "_" for c in str(s))  # noqa: E731
-    return folder / SOLUTIONS / (f"{safe(row['instance'])}.{safe(row['configuration'])}"
-                                 f".s{row['seed']}.r{row['repeat']}.txt")
+    return f"{safe(row['instance'])}.{safe(row['configuration'])}.s{row['seed']}.r{row['repeat']}"
+
+
+def solution_file(folder: Path, row: dict) -> Path:
+    return folder / SOLUTIONS / f"{_task_stem(row)}.txt"
+
+
+def write_logs(folder: Path, row: dict, output: Optional[dict]) -> None:
+    """A command task's captured stdout and stderr to ``logs/``, named in the row's ``logs``."""
+    if not output:
+        return
+    (folder / LOGS).mkdir(exist_ok=True)
+    row["logs"] = {}
+    for stream, text in output.items():
+        path = folder / LOGS / f"{_task_stem(row)}.{stream}.txt"
+        path.write_text(text or "", encoding="utf-8")
+        row["logs"][stream] = str(path.relative_to(folder))
 
 
 def prepare_folder(folder: Path, resume: bool, force: bool) -> Optional[Path]:

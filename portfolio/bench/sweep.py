@@ -16,12 +16,13 @@ from ..results import read_rows
 from .environment import git_revision, machine_info, now_iso, package_versions
 from .checkout import configuration_elsewhere
 from .features import sweep_features
+from .command import command_configuration, remove_scratch, resume_conflict, with_scratch
 from .parallel import parallel_rows
 from .plan import (PLUGINS_ENV, BenchError, Configuration, expand_instances, option_dict,
                    plan_tasks, resolve_configurations, resolve_instances)
 from .progress import FAILED_STATUSES, SweepProgress
 from .storage import (FORMAT_VERSION, META, RESULTS, merge_named, prepare_folder, repair_tail,
-                      row_key, solution_file, write_json_atomic)
+                      row_key, solution_file, write_json_atomic, write_logs)
 from .task import GRACE_MIN, task_work
 
 
@@ -56,6 +57,8 @@ def _configuration_meta(config: Configuration) -> dict:
     out = {"name": config.name, "backends": list(config.backends), "options": option_dict(config.options)}
     if config.checkout is not None:
         out["checkout"] = config.checkout.describe()
+    if config.command is not None:
+        out["command"] = config.command.describe()
     return out
 
 
@@ -98,8 +101,11 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
         raise BenchError("--work must be a positive number of work units")
     deterministic = deterministic or work is not None
     configs = resolve_configurations(backends, portfolio, assignments, config, deterministic,
-                                     elsewhere=configuration_elsewhere)
+                                     elsewhere=configuration_elsewhere, commands=command_configuration)
     distributed = dask_scheduler is not None
+    if distributed and any(c.command is not None for c in configs):
+        raise BenchError("a command configuration (LABEL=cmd:...) runs on this machine only; "
+                         "leave out --dask-scheduler")
     if jobs is None:
         jobs = -1 if distributed else 1
     if jobs == 0 or jobs < -1:
@@ -145,6 +151,9 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
             raise BenchError(f"{folder}: configuration {task.configuration} ran "
                              f"{_code(ran.get('path') or ran.get('python'))}, not {_code(where)}; "
                              f"resume with the same code or use another --name")
+        conflict = None if old is None else resume_conflict(old, task.command)
+        if conflict:
+            raise BenchError(f"{folder}: {conflict}")
     todo = [t for t in tasks if t.key not in done]
     skipped = len(tasks) - len(todo)
 
@@ -181,6 +190,7 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
             if task.key in done:
                 display.note_best(done[task.key])
     status = "complete"
+    todo, scratch = with_scratch(todo)
     try:
         # once per instance, before any task runs (docs/features.md): every row carries them
         features = sweep_features([i for i in insts if any(t.instance == i.name for t in todo)],
@@ -190,6 +200,7 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
                 for row in parallel_rows(todo, jobs, dask_scheduler, guard):
                     solution = row.pop("solution", None)
                     row.setdefault("features", features.get(row.get("instance")))
+                    write_logs(folder, row, row.pop("output", None))
                     if solution is not None:
                         sol_path = solution_file(folder, row)
                         sol_path.parent.mkdir(exist_ok=True)
@@ -219,6 +230,7 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
         raise BenchError(f"the sweep stopped: {type(exc).__name__}: {first}; the {result.finished} "
                          f"finished tasks are kept, rerun with --resume to continue") from exc
     finally:
+        remove_scratch(scratch)
         session.update(status=status, finished=now_iso(), tasks_run=result.finished)
         meta["status"] = status
         if status == "failed" and fresh and result.finished == 0:

@@ -15,7 +15,8 @@ from .common import console
 @click.option("--backends", "-b",
               help="Comma-separated configurations: a backend run alone, or a set run together "
                    "as one portfolio, a+b+c (named as written) or NAME=a+b+c; a member takes "
-                   "options in brackets, b[NAME=VALUE,...]; 'portfolio' in a set is the default set.")
+                   "options in brackets, b[NAME=VALUE,...]; 'portfolio' in a set is the default set; "
+                   "LABEL=cmd:COMMAND runs a contest-style solver ({file} {timeout}: docs/bench.md).")
 @click.option("--portfolio", "use_portfolio", is_flag=True,
               help="Run all available backends together as one configuration, 'portfolio'.")
 @click.option("--time-limit", "-t", type=click.FloatRange(min=0, min_open=True),
@@ -59,6 +60,10 @@ def bench(instances: tuple[str, ...], backends: str | None, use_portfolio: bool,
     Another checkout's code: `-b 'before=portfolio@../main,after=portfolio'` runs the configuration
     `before` with the code of the checkout ../main (its .venv/bin/python when it has one), or of a
     Python interpreter given instead of the folder; rows record which code ran.
+
+    Any contest-style solver: `-b 'winner=cmd:./iopddl {file} {timeout}'` runs the command once per
+    task ({file}: plain JSON, {file_gz}: the file as given, {timeout}: seconds, {seed}); its last
+    stdout line that is not a '#' comment is its plan, verified here; killed 5 s past the limit.
     """
     from ..bench import BenchError, parse_seeds, run_sweep
     from ..bench.plan import split_configurations

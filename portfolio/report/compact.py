@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 INSTANCE_WIDTH = 10
 SHORT_STATUS = {"no answer": "-", "missing": "-", "no-solution": "none", "infeasible": "infeas.",
-                "infeasible-proven": "infeas."}
+                "infeasible-proven": "infeas.", "bad-output": "bad out", "forbidden": "forbid."}
 
 
 def _header(label: str) -> str:

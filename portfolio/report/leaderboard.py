@@ -462,7 +462,7 @@ def build(run_paths: Sequence[str | Path], reference: Optional[str] = None, *,
     """
     from .anytime import rescore_row
     from .options import difference_notes
-    from .provenance import checkout_notes, hash_notes
+    from .provenance import checkout_notes, command_notes, hash_notes
 
     runs = [load_run(p) for p in run_paths]
     keep_i = _wanted(instances, "instances", {r["instance"] for run in runs for r in run.rows}, _letter)
@@ -476,6 +476,7 @@ def build(run_paths: Sequence[str | Path], reference: Optional[str] = None, *,
     board.run_data, board.at = runs, at
     board.notes += difference_notes(r for run in runs for r in run.rows)
     board.notes += checkout_notes(r for run in runs for r in run.rows)
+    board.notes += command_notes(r for run in runs for r in run.rows)
     if at is None:   # a plan hash is the final answer's
         board.notes += hash_notes(r for run in runs for r in run.rows)
     board.pairings = _pairings(board, pair)

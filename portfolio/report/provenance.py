@@ -1,7 +1,8 @@
 """What rows say about the code and the mode they ran with: notes under the leaderboard.
 
 A before/after sweep runs configurations from other checkouts (rows' ``checkout``), and a
-leaderboard that ranks them must say which code each one was. A deterministic sweep (rows'
+leaderboard that ranks them must say which code each one was; a command configuration (rows'
+``command``) must say what ran and that it left no trace before its answer. A deterministic sweep (rows'
 ``work``, ``plan_hash``) is there to show one plan per instance, seed and work whatever the load
 or the workers: the note counts the distinct plan hashes over every row that should agree, across
 all the runs of the report.
@@ -25,6 +26,20 @@ def checkout_notes(rows: Iterable[Mapping]) -> list[str]:
         seen.setdefault(str(row.get("configuration")), set()).add(text)
     return [f"configuration {config} ran the code of {', '.join(sorted(texts))}"
             for config, texts in sorted(seen.items())]
+
+
+def command_notes(rows: Iterable[Mapping]) -> list[str]:
+    """One note per configuration that ran a command (``LABEL=cmd:...``): what ran, and that its
+    anytime trace is its final answer alone, at its wall time (so ``--at`` and the convergence
+    plots see nothing of it before then)."""
+    seen: dict[str, set[str]] = {}
+    for row in rows:
+        command = row.get("command")
+        if isinstance(command, Mapping) and command.get("template"):
+            seen.setdefault(str(row.get("configuration")), set()).add(str(command["template"]))
+    return [f"configuration {config} ran the command `{'`, `'.join(sorted(texts))}` once per task; "
+            f"its plans were verified here, and its anytime trace is its final answer only, at its "
+            f"wall time" for config, texts in sorted(seen.items())]
 
 
 def hash_notes(rows: Iterable[Mapping]) -> list[str]:
