@@ -18,7 +18,7 @@ FLOORS = {
     "problem": 1, "jsonscan": 1, "hookspecs": 1, "results": 1, "data": 1, "clock": 1, "errors": 0, "work": 1,
     "prices": 1, "procstat": 1, "backend_options": 1,
     "evaluate": 2, "io": 2, "backend": 2, "report": 2, "options": 2,
-    "presolve": 3, "generate": 3, "registry": 3, "exhaustive": 3, "configure": 3,
+    "presolve": 3, "generate": 3, "registry": 3, "exhaustive": 3, "configure": 3, "identity": 3,
     "kernels": 4, "runner": 4,
     "exact": 5, "bench": 5, "progress": 5, "adapters": 5,
     "distributed": 6, "toulbar2": 6, "cpsat": 6, "maxsat": 6, "memory": 6, "tuning": 6,
