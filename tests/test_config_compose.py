@@ -179,3 +179,21 @@ def test_the_command_line_lists_it_as_unavailable_and_refuses_to_run_it(tmp_path
     assert len(errors) == 1
     assert errors[0].startswith("error: not available here: bad-declaration (invalid option "
                                 "declaration: meta.options: option 'rounds'")
+
+
+def test_a_tune_takes_its_set_and_fixed_options_from_config_files(tmp_path):
+    from portfolio.tuning.settings import TuneSettings, resolve
+
+    first = _write(tmp_path, "a.toml", '[portfolio]\nbackends = ["greedy", "localsearch"]\n'
+                   '[localsearch]\nkick_min = 2\n')
+    second = _write(tmp_path, "b.toml", '[localsearch]\nkick_min = 3\n')
+    resolved = resolve(TuneSettings(files=(str(bundled_example_path()),), time_limit=3.0,
+                                    config=(str(first), str(second))))
+    assert resolved.space.backends == ("greedy", "localsearch")
+    assert resolved.space.fixed == {"localsearch": {"kick_min": 3}}
+    assert not any(p.backend == "localsearch" and p.option == "kick_min"
+                   for p in resolved.space.params)
+    assert resolved.identity["config"] == {"files": [str(first), str(second)],
+                                           "fixed": {"localsearch": {"kick_min": 3}}}
+    plain = resolve(TuneSettings(files=(str(bundled_example_path()),), time_limit=3.0))
+    assert "config" not in plain.identity   # a tune without one keeps its digest
