@@ -302,6 +302,18 @@ def declared(backend: object) -> tuple[BackendMeta, list[str]]:
     return (replace(meta, **wrong) if wrong else meta), problems
 
 
+OPTIONS_PROBLEM = "meta.options"
+"""How every line about a backend's option declaration starts (:func:`declared`'s problems)."""
+
+
+def invalid_options(problems: list[str]) -> str:
+    """Why a backend cannot run, from :func:`declared`'s ``problems``: its option declaration is
+    invalid (an option left out, or all of them), and ``solve`` reading that option would fail on
+    every run; '' when its options are fine. The registry then lists it as unavailable."""
+    bad = [p for p in problems if p.startswith(OPTIONS_PROBLEM)]
+    return ("invalid option declaration: " + "; ".join(bad)) if bad else ""
+
+
 def _checked_options(options: tuple[Option, ...]) -> tuple[tuple[Option, ...], list[str]]:
     """The well-formed options of a declaration (a bad one, or a name declared twice, is left
     out with a line saying why: the backend still runs, with that setting at its own default)."""
@@ -312,7 +324,7 @@ def _checked_options(options: tuple[Option, ...]) -> tuple[tuple[Option, ...], l
         if not why and option.name in {o.name for o in kept}:
             why = [f"option {option.name!r} is declared twice"]
         if why:
-            problems += [f"meta.options: {w}; left out" for w in why]
+            problems += [f"{OPTIONS_PROBLEM}: {w}; left out" for w in why]
         else:
             kept.append(option)
     return tuple(kept), problems

@@ -15,6 +15,9 @@ import pluggy
 
 PROJECT = "portfolio"
 ENTRY_POINT_GROUP = "portfolio.backends"
+PLUGINS_ENV = "PORTFOLIO_PLUGINS"
+"""The other way in: comma-separated module names registered as plugins without an install (the
+registry reads it; deterministic mode's identity and every run's record name what it held)."""
 
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)

@@ -156,8 +156,8 @@ class RunOptions:
     can read (``report.best()``). None: the runner's measured default
     (:data:`portfolio.runner.warmstart.COLD`); ``()``: every backend starts from it."""
     config: Optional[str] = field(default=None, compare=False)
-    """The config file the backend options came from (a record: its options are in
-    ``backend_options`` already)."""
+    """The config files the backend options came from, in merge order, joined by ``os.pathsep``
+    (a record: their options are in ``backend_options`` already)."""
     backend_options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     """Options given for backends, ``{backend: {option: value}}`` (typed values, checked against
     the backends' declarations by :mod:`portfolio.configure` before a run; the runner resolves

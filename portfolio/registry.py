@@ -18,7 +18,16 @@ choice of backend depend on chance:
   known by its qualified name ``DIST:NAME`` (its ``name`` attribute is set to that, so results and
   tables say which one ran), and each backend can also be picked by its qualified name;
 - ``available()`` runs in a helper thread under :data:`AVAILABLE_TIMEOUT`: one that raises, hangs or
-  answers nonsense counts as "not available, because ...".
+  answers nonsense counts as "not available, because ..."; so does a backend whose option
+  declaration is invalid (it would fail every run reading the option): listed, never run.
+
+Installing a plugin must not change a plain run unasked: the default set (:meth:`Registry.select`
+with no names) holds this project's own built-ins that declare ``default=True``, and a backend of
+another distribution (an entry point of another package, a ``PORTFOLIO_PLUGINS`` module, a plugin
+object given in code) only when the user adds it (a config's ``[portfolio] add_to_default``,
+handed in as ``add_to_default``); named, any available backend runs.
+:meth:`Registry.default_reason` is the one rule, and says why; :meth:`Registry.outside` is the
+record of the outside backends a run used.
 """
 
 from __future__ import annotations
@@ -34,10 +43,21 @@ import pluggy
 
 from . import hookspecs
 from .backend import (DISTRIBUTION, BackendLike, BackendMeta, Capabilities, declared,
-                      distribution_version)
+                      distribution_version, invalid_options)
+from .hookspecs import PLUGINS_ENV
 
-EXTRA_PLUGINS_ENV = "PORTFOLIO_PLUGINS"
-"""Comma-separated module names to register as plugins without installing them (handy for tests)."""
+EXTRA_PLUGINS_ENV = PLUGINS_ENV
+"""Comma-separated module names to register as plugins without installing them (handy for tests);
+read by every command that runs or lists backends, recorded with their runs."""
+
+DEFAULT_RULES = ("built-in", "added", "outside", "named only", "test")
+"""What puts a backend in the default set or keeps it out (:meth:`Registry.default_reason`): a
+built-in declaring ``default=True``; a config's ``add_to_default``; out: a backend of another
+distribution not added, one declaring ``default=False``, a test's backend."""
+
+BUILTIN, ENTRY_POINT, ENV, IN_CODE = "built-in", "entry point", PLUGINS_ENV, "registered in code"
+"""How a backend's plugin came (``BackendInfo.via``): this project's own entry points, another
+distribution's, a module named in ``PORTFOLIO_PLUGINS``, a plugin object given to the registry."""
 
 AVAILABLE_TIMEOUT = 3.0
 """Seconds ``available()`` checks may take together (importing ortools takes about 1 s)."""
@@ -59,6 +79,8 @@ class BackendInfo:
     builtin: bool = False
     clash: str = ""           # one line when another distribution claims the same name
     meta: BackendMeta = BackendMeta()   # its declarations, checked (portfolio.backend.declared)
+    via: str = BUILTIN        # how its plugin came: BUILTIN, ENTRY_POINT, ENV or IN_CODE
+    broken: str = ""          # why its declaration cannot run (an invalid option), or ''
 
 
 class RegistryError(LookupError):
@@ -73,6 +95,7 @@ class _Source:
     package: str
     version: str
     builtin: bool
+    via: str = BUILTIN
 
 
 @dataclass
@@ -81,6 +104,7 @@ class _Candidate:
     source: _Source
     meta: BackendMeta
     order: int = 0
+    broken: str = ""
 
 
 # ------------------------------------------------------------------------------------------ guarded calls
@@ -247,15 +271,15 @@ class Registry:
             except Exception as exc:  # a broken plugin must not take the tool down
                 self.warnings.append(f"plugin {name} not loaded: {type(exc).__name__}: {exc}")
                 continue
-            self._add(module, name, "", builtin=False, plugin_name=f"{name} (env)")
+            self._add(module, name, "", builtin=False, plugin_name=f"{name} (env)", via=ENV)
         for plugin in plugins:
             package = getattr(plugin, "__name__", type(plugin).__name__)
-            self._add(plugin, package, "", builtin=False, plugin_name=None)
+            self._add(plugin, package, "", builtin=False, plugin_name=None, via=IN_CODE)
         self._backends, self._qualified = self._collect()
 
     # ---------------------------------------------------------------- loading
     def _add(self, plugin: object, package: str, version: str, builtin: bool,
-             plugin_name: Optional[str]) -> None:
+             plugin_name: Optional[str], via: str = ENTRY_POINT) -> None:
         if self.manager.is_registered(plugin):
             return
         try:
@@ -271,7 +295,8 @@ class Registry:
         except Exception as exc:
             self.warnings.append(f"plugin {package} not loaded: {type(exc).__name__}: {exc}")
             return
-        self._sources.append(_Source(plugin, package, version, builtin))
+        self._sources.append(_Source(plugin, package, version, builtin,
+                                     BUILTIN if builtin else via))
 
     def _load_entry_points(self) -> None:
         from importlib.metadata import entry_points
@@ -339,7 +364,8 @@ class Registry:
                 meta, problems = declared(backend)
                 self.warnings += [f"{source.package}: backend {backend.name!r} {problem}"
                                   for problem in problems]
-                by_name.setdefault(backend.name, []).append(_Candidate(backend, source, meta, order))
+                candidate = _Candidate(backend, source, meta, order, invalid_options(problems))
+                by_name.setdefault(backend.name, []).append(candidate)
                 order += 1
         plain: dict[str, BackendInfo] = {}
         qualified: dict[str, BackendInfo] = {}
@@ -367,7 +393,8 @@ class Registry:
                                              f"skipped")
                         continue
                 info = BackendInfo(cand.backend, cand.source.package, cand.source.version, qname,
-                                   cand.source.builtin, clash, cand.meta)
+                                   cand.source.builtin, clash, cand.meta, cand.source.via,
+                                   cand.broken)
                 qualified[qname] = info
                 plain[name if rank == 0 else qname] = info
             if clash:
@@ -399,33 +426,88 @@ class Registry:
         return info.backend
 
     def available(self, backends: Sequence[BackendLike]) -> list[tuple[bool, str]]:
-        """Guarded ``available()`` of each backend (see :func:`check_available`)."""
-        return check_available(backends, self.check_timeout)
+        """Guarded ``available()`` of each backend (see :func:`check_available`); a backend whose
+        option declaration is invalid is not available, whatever it answers (never asked)."""
+        broken = {id(i.backend): i.broken for i in self._qualified.values() if i.broken}
+        asked = [b for b in backends if id(b) not in broken]
+        answers = iter(check_available(asked, self.check_timeout))
+        return [(False, f"{broken[id(b)]}; the backend is not run") if id(b) in broken
+                else next(answers) for b in backends]
 
-    def describe(self) -> list[dict]:
+    # ---------------------------------------------------------------- the default set
+    def default_reason(self, info: BackendInfo, added: Iterable[str] = ()) -> tuple[bool, str, str]:
+        """Whether ``info``'s backend is in the default set, the rule that decides it (one word of
+        :data:`DEFAULT_RULES`) and why (one phrase): the one rule (see the module). ``added``:
+        the names a config's ``[portfolio] add_to_default`` gives."""
+        meta = info.meta
+        if meta.test_only:
+            return False, "test", "a test's backend: runs only when named"
+        if any(self.info(name) is info for name in added):
+            return True, "added", "added by the config's [portfolio] add_to_default"
+        if not meta.default:
+            return False, "named only", "declares default=False: runs only when named"
+        if info.builtin:
+            return True, "built-in", f"built-in ({DISTRIBUTION})"
+        return False, "outside", (f"from {info.package} ({info.via}), not built in: runs when "
+                                  f"named, or add it to the default set with [portfolio] "
+                                  f"add_to_default = [\"{info.backend.name}\"] in a config")
+
+    def check_added(self, names: Iterable[str]) -> None:
+        """``add_to_default``'s names, each known here; else one :class:`RegistryError` line."""
+        unknown = [n for n in names if self.info(n) is None]
+        if unknown:
+            word = "backend" if len(unknown) == 1 else "backends"
+            raise RegistryError(f"add_to_default: unknown {word} {', '.join(map(repr, unknown))}; "
+                                f"known backends: {', '.join(self.names()) or '(none)'}")
+
+    def outside(self, backends: Iterable[BackendLike]) -> list[dict]:
+        """The backends among ``backends`` that are not this project's own built-ins, each with its
+        distribution, version and how it came (``via``); a backend object the registry does not
+        know (given in code) has no distribution, ``via`` names its class. What a run records."""
+        out = []
+        for backend in backends:
+            info = self.info(backend.name)
+            if info is not None and info.backend is backend:
+                if not info.builtin:
+                    out.append({"name": backend.name, "distribution": info.package,
+                                "version": info.version, "via": info.via})
+                continue
+            cls = type(backend)
+            out.append({"name": backend.name, "distribution": None, "version": None,
+                        "via": f"object ({cls.__module__}.{cls.__qualname__})"})
+        return out
+
+    def describe(self, add_to_default: Iterable[str] = ()) -> list[dict]:
         """One row per backend, as ``portfolio backends --json`` and ``portfolio.backends()`` show
-        them: its names and distribution, whether it can run here (and why not, with the pip
-        command its ``meta`` declares), in the default set or not, and the installed version of
-        each engine it declares (None: not installed)."""
+        them: its names and distribution, whether it is a built-in, whether it can run here (and
+        why not, with the pip command its ``meta`` declares), in the default set or not and why
+        (``add_to_default``: a config's additions), and the installed version of each engine it
+        declares (None: not installed)."""
         infos = self.infos()
+        added = tuple(add_to_default)
         rows = []
         for info, (ok, why) in zip(infos, self.available([i.backend for i in infos])):
             hint = "" if ok else info.meta.install_hint
+            default, rule, default_why = self.default_reason(info, added)
             rows.append({"name": info.backend.name, "qualified": info.qualified,
                          "package": info.package, "version": info.version, "available": ok,
                          "reason": f"{why}; {hint}" if hint and hint not in why else why,
-                         "default": info.meta.in_default, "deterministic": info.meta.deterministic,
+                         "builtin": info.builtin, "via": info.via, "default": default,
+                         "default_rule": rule, "default_why": default_why, "deterministic": info.meta.deterministic,
                          "description": info.backend.description,
                          "capabilities": info.backend.capabilities.labels(), "clash": info.clash,
                          "engines": {e: distribution_version(e) for e in info.meta.engines},
                          "options": [o.describe() for o in info.meta.options]})
         return rows
 
-    def select(self, names: Optional[Iterable[str]]) -> list[BackendLike]:
-        """The named backends (all available ones when ``names`` is None, less those whose
-        ``meta`` says ``test_only`` or ``default=False``: chosen by name only), in the given order."""
+    def select(self, names: Optional[Iterable[str]],
+               add_to_default: Iterable[str] = ()) -> list[BackendLike]:
+        """The named backends, in the given order; when ``names`` is None, the default set's
+        available ones (:meth:`default_reason`: the built-ins that declare ``default=True``, and
+        the backends a config adds, ``add_to_default``)."""
         if names is None:
-            pool = [info.backend for info in self.infos() if info.meta.in_default]
+            added = tuple(add_to_default)
+            pool = [info.backend for info in self.infos() if self.default_reason(info, added)[0]]
             return [b for b, (ok, _) in zip(pool, self.available(pool)) if ok]
         return [self.get(n) for n in names]
 

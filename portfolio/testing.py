@@ -79,9 +79,10 @@ class CliResult(subprocess.CompletedProcess):
         self.seconds = seconds
 
 
-UNSET_VARIABLES = ("COLUMNS", "LINES", "PORTFOLIO_PLUGINS")
-"""Left out of a command's environment: no terminal size (deterministic output, as in a pipe) and
-no plugin module the caller's shell happened to name (``plugins`` says which)."""
+UNSET_VARIABLES = ("COLUMNS", "LINES", "PORTFOLIO_PLUGINS", "PORTFOLIO_CONFIG")
+"""Left out of a command's environment: no terminal size (deterministic output, as in a pipe), no
+plugin module and no config file the caller's shell happened to name (``plugins`` says which
+modules; ``env={"PORTFOLIO_CONFIG": ...}`` gives a config)."""
 
 
 @dataclasses.dataclass(frozen=True)

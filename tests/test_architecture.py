@@ -19,7 +19,7 @@ FLOORS = {
     "prices": 1, "procstat": 1, "backend_options": 1,
     "evaluate": 2, "io": 2, "backend": 2, "report": 2, "options": 2,
     "presolve": 3, "generate": 3, "registry": 3, "exhaustive": 3, "configure": 3, "leastpeak": 3,
-    "kernels": 4, "runner": 4, "features": 4,
+    "identity": 3, "kernels": 4, "runner": 4, "features": 4,
     "exact": 5, "bench": 5, "progress": 5, "adapters": 5,
     "distributed": 6, "toulbar2": 6, "cpsat": 6, "maxsat": 6, "memory": 6, "tuning": 6,
     "api": 7, "plugins": 7, "plugincheck": 7,

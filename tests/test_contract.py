@@ -62,12 +62,18 @@ def registry(*plugins: object) -> Registry:
     return Registry(plugins=plugins, load_entry_points=False)
 
 
+def _declared_default(reg: Registry) -> list[str]:
+    """The backends whose declarations ask for the default set (an outside backend then joins it
+    when a config adds it: tests/test_registry_outside.py)."""
+    return sorted(i.backend.name for i in reg.infos() if i.meta.in_default)
+
+
 # ------------------------------------------------------------------------------------------ the contract
 def test_a_backend_without_meta_gets_every_default():
     assert declared(Duck()) == (BackendMeta(), [])
     reg = registry(plugin("ducks", Duck()))
     assert reg.warnings == [] and reg.info("duck").meta == BackendMeta()
-    assert [b.name for b in reg.select(None)] == ["duck"]   # in the default set by default
+    assert _declared_default(reg) == ["duck"]   # declares the default set by default
 
 
 def test_wrong_typed_declarations_are_ignored_with_one_line_each():
@@ -75,7 +81,7 @@ def test_wrong_typed_declarations_are_ignored_with_one_line_each():
     reg = registry(plugin("sloppy", bad))
     assert reg.names() == ["bad"]                       # still listed, its defaults stand
     assert reg.info("bad").meta == BackendMeta()
-    assert [b.name for b in reg.select(None)] == ["bad"]
+    assert _declared_default(reg) == ["bad"]
     assert len(reg.warnings) == 3 and all("\n" not in w for w in reg.warnings)
     assert all(w.startswith("sloppy: backend 'bad' meta.") for w in reg.warnings), reg.warnings
     assert any("meta.engines = 'ortools' is not tuple[str, ...]" in w for w in reg.warnings)
@@ -111,7 +117,7 @@ def test_a_meta_of_another_type_is_ignored_and_the_older_plain_attributes_are_ho
     assert reg.info("off").meta == BackendMeta(default=False)
     assert reg.info("both").meta == BackendMeta(engines=("numpy",))
     assert reg.info("wrong").meta == BackendMeta()
-    assert sorted(b.name for b in reg.select(None)) == ["both", "dict", "wrong"]
+    assert _declared_default(reg) == ["both", "dict", "wrong"]
     assert any("'dict' meta is a dict, not a BackendMeta" in w for w in reg.warnings)
     assert any(f"'old' sets 'test_only' outside meta (the older contract, deprecated), honoured "
                f"until {PLAIN_ATTRIBUTES_REMOVED_IN}, which ignores it: declare "
@@ -229,13 +235,19 @@ def test_default_and_test_only_are_honoured_by_select_and_resolve():
     reg = registry(plugin("mixed", Plain("plain"), Plain("off", default=False),
                           Plain("probe", test_only=True)))
     assert reg.warnings == []
-    assert [b.name for b in reg.select(None)] == ["plain"]
+    assert _declared_default(reg) == ["plain"]
+    assert reg.select(None) == []   # an outside backend's default=True alone does not do it
+    assert [b.name for b in reg.select(None, add_to_default=("plain",))] == ["plain"]
     assert [b.name for b in reg.select(["off", "probe"])] == ["off", "probe"]   # by name only
     with pytest.raises(RegistryError) as err:
         reg.resolve(["nope"])
     assert err.value.args[0].endswith("available: off, plain")                    # no test backend
-    rows = {r["name"]: r["default"] for r in reg.describe()}
+    rows = {r["name"]: r["default"] for r in reg.describe(add_to_default=("plain",))}
     assert rows == {"plain": True, "off": False, "probe": False}
+    why = {r["name"]: r["default_why"] for r in reg.describe()}
+    assert why["off"] == "declares default=False: runs only when named"
+    assert why["probe"] == "a test's backend: runs only when named"
+    assert why["plain"].startswith("from mixed (registered in code), not built in: runs when named")
 
 
 def test_meta_requires_drives_available_and_the_pip_hint():

@@ -244,7 +244,8 @@ def test_the_api_gives_the_same_answer_and_the_same_errors(small, monkeypatch, c
 def test_the_default_set_leaves_out_the_backends_without_the_mode(monkeypatch):
     monkeypatch.setenv("PORTFOLIO_PLUGINS", "det_backends")
     lines: list[str] = []
-    chosen = choose_backends(None, 10, warn=lines.append, deterministic=True)
+    chosen = choose_backends(None, 10, warn=lines.append, deterministic=True,   # a config's
+                             add_to_default=("det-node", "det-edge", "det-block", "timed-toy"))
     names = {b.name for b in chosen}
     assert {"det-node", "det-edge", "det-block", "timed-toy"} <= names   # the runner leaves out
     notes = [line for line in lines if line.startswith("deterministic mode: left out ")]

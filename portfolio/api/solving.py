@@ -27,6 +27,7 @@ from .warm import PlanLike, WarmChoice, given_warm_start
 
 if TYPE_CHECKING:
     from ..adapters.naming import NodeNaming
+    from ..configure import ConfigPaths
     from ..backend import BackendLike
     from ..distributed.session import ClusterSession
     from ..options import ClusterOptions
@@ -45,9 +46,11 @@ A second caller waits for the first run to end."""
 
 def choose_backends(names: Union[str, Sequence[Any], None], time_limit: Optional[float] = None,
                     warn: Callable[[str], None] = log.warning,
-                    deterministic: bool = False, registry: Any = None) -> list[BackendLike]:
-    """The backends to run: the default set (``Registry.select(None)``, as ``portfolio solve``) when
-    ``names`` is None, else the named ones, each available here. ``available()`` checks may take a
+                    deterministic: bool = False, registry: Any = None,
+                    add_to_default: Sequence[str] = ()) -> list[BackendLike]:
+    """The backends to run: the default set (``Registry.select(None)``, as ``portfolio solve``,
+    with the outside backends a config adds, ``add_to_default``) when ``names`` is None, else the
+    named ones, each available here. ``available()`` checks may take a
     tenth of ``time_limit``. Unknown or unavailable names raise :class:`ProblemError` (one line).
 
     ``deterministic``: a named backend that does not support the mode is refused (one line); from
@@ -62,8 +65,9 @@ def choose_backends(names: Union[str, Sequence[Any], None], time_limit: Optional
     try:
         if time_limit is not None:
             registry.check_timeout = min(AVAILABLE_TIMEOUT, max(0.5, 0.1 * time_limit))
+        registry.check_added(add_to_default)
         if names is None:
-            chosen = registry.select(None)
+            chosen = registry.select(None, add_to_default)
         elif not isinstance(names, str) and any(not isinstance(n, str) for n in names):
             chosen = _with_objects(list(names), registry)
         else:
@@ -86,21 +90,34 @@ class Chosen:
     backends: list
     options: dict
     config: Optional[str] = None
+    """The config files, in merge order, joined by ``os.pathsep`` (a record)."""
+    outside: tuple = ()
+    """The chosen backends that are not built-ins (:meth:`portfolio.registry.Registry.outside`)."""
+    plugins_env: Optional[str] = None
+    """``PORTFOLIO_PLUGINS`` as the registry read it (None: not set): recorded with the run."""
+
+    def took_part(self, result: PortfolioResult) -> list[dict]:
+        """:attr:`outside`, less the backends that did not run (deterministic mode leaves some of
+        the default set out; a tiny instance settled first starts none)."""
+        ran = {run.backend for run in result.runs.values()}
+        return [dict(o) for o in self.outside if o["name"] in ran]
 
 
 def choose(names: Union[str, Sequence[Any], None], time_limit: Optional[float] = None, *,
            warn: Callable[[str], None] = log.warning, deterministic: bool = False,
-           config: Union[str, os.PathLike, None] = None,
+           config: ConfigPaths = None,
            backend_options: Optional[Mapping[str, Mapping[str, Any]]] = None,
-           assignments: Sequence[str] = ()) -> Chosen:
+           assignments: Sequence[str] = (), cold: Optional[Sequence[str]] = None) -> Chosen:
     """:func:`choose_backends` and the run's backend options (:mod:`portfolio.configure`): the
-    config file's (its ``[portfolio] backends`` when ``names`` is None), then
-    ``backend_options``, then the command line's ``BACKEND.NAME=VALUE`` texts. Every problem is
-    one :class:`ProblemError` line (an :class:`~portfolio.backend_options.OptionError`), before
-    anything runs; options for a backend the run does not use are checked, then named in one
-    ``warn`` line each."""
+    config files' (merged in order; their ``[portfolio] backends`` when ``names`` is None, their
+    ``add_to_default`` for the default set), then ``backend_options``, then the command line's
+    ``BACKEND.NAME=VALUE`` texts. Every problem is one :class:`ProblemError` line (an
+    :class:`~portfolio.backend_options.OptionError`), before anything runs; options for a backend
+    the run does not use are checked, then named in one ``warn`` line each. ``cold`` (a warm
+    start's cold part): each name a known backend, checked as ``--backends`` is (one line); one
+    the run does not use is named in a ``warn`` line."""
     from ..configure import config_from, not_in_run, run_options_given
-    from ..registry import Registry
+    from ..registry import PLUGINS_ENV, Registry, RegistryError
 
     settings = config_from(config)
     registry = Registry()
@@ -108,12 +125,44 @@ def choose(names: Union[str, Sequence[Any], None], time_limit: Optional[float] =
         warn(warning)
     if names is None and settings is not None and settings.backends is not None:
         names = list(settings.backends)
-    chosen = choose_backends(names, time_limit, warn, deterministic, registry=registry)
+    added = () if settings is None else settings.add_to_default or ()
+    try:
+        registry.check_added(added)
+    except RegistryError as exc:
+        raise ProblemError(f"{settings.path}: [portfolio] {exc}") from None
+    chosen = choose_backends(names, time_limit, warn, deterministic, registry=registry,
+                             add_to_default=added)
     given = run_options_given(registry, chosen, config=settings, given=backend_options,
                               assignments=assignments)
     for name in not_in_run(given, chosen):
         warn(f"options for {name} are set, but {name} is not in this run: they have no effect")
-    return Chosen(chosen, given, None if settings is None else settings.path)
+    _check_cold(cold, registry, chosen, warn)
+    return Chosen(chosen, given, None if settings is None else settings.path,
+                  tuple(registry.outside(chosen)), os.environ.get(PLUGINS_ENV))
+
+
+def _check_cold(cold: Optional[Sequence[str]], registry: Any, chosen: Sequence[BackendLike],
+                warn: Callable[[str], None]) -> None:
+    """``cold``'s names checked as ``--backends``' are: an unknown one is one
+    :class:`ProblemError` line naming the known ones; a known one outside the run, a note."""
+    from ..registry import RegistryError, parse_backend_list
+
+    if cold is None or not cold:
+        return
+    running = {b.name for b in chosen}
+    try:
+        names = parse_backend_list(",".join(cold), registry)
+    except RegistryError as exc:
+        raise ProblemError(f"cold: {str(exc).removeprefix('--backends ')}") from None
+    unknown = [n for n in names if n not in running and registry.info(n) is None]
+    if unknown:
+        word = "backend" if len(unknown) == 1 else "backends"
+        known = sorted(running | set(registry.names()))
+        raise ProblemError(f"cold: unknown {word} {', '.join(map(repr, unknown))}; known "
+                           f"backends: {', '.join(known)}")
+    for name in names:
+        if name not in running:
+            warn(f"cold: {name} is not in this run: naming it has no effect")
 
 
 def _with_objects(items: list, registry: Any) -> list[BackendLike]:
@@ -242,6 +291,12 @@ class SolveResult:
     given``, ``repaired``, ``hint only``), its ``cost`` (None when infeasible) or ``why`` not, the
     ``repair``, ``start_cost``, ``improvement`` and ``improvement_percent`` of the answer on it, and
     for a re-solve the ``mapping``; None without a warm start."""
+    outside_backends: list = field(default_factory=list, repr=False, compare=False)
+    """The backends of the run that are not this project's built-ins (another distribution's, a
+    ``PORTFOLIO_PLUGINS`` module's, an object given in ``backends``), each ``name``,
+    ``distribution``, ``version`` and ``via`` (how it came); empty when only built-ins ran."""
+    plugins_env: Optional[str] = field(default=None, repr=False, compare=False)
+    """``PORTFOLIO_PLUGINS`` when the backends were chosen (None: not set)."""
     memory: Optional[dict] = field(default=None, repr=False, compare=False)
     """Memory budgets (docs/budgets.md): when no plan fits, why, about one time point (``time``;
     ``bound``: the certified least peak, ``best``: the least-memory plan found, its peak and its top
@@ -258,12 +313,14 @@ class SolveResult:
                 "elapsed": round(self.elapsed, 3), "proof": self.proof, "status": self.status,
                 "interrupted": self.interrupted, "plan_hash": self.plan_hash,
                 "deterministic": self.deterministic, "engines": dict(self.run.engines),
-                "warm_start": self.warm_start, "memory": self.memory, "run": self.run.to_dict(),
-                "cluster": self.cluster}
+                "warm_start": self.warm_start, "memory": self.memory,
+                "outside_backends": [dict(o) for o in self.outside_backends],
+                "plugins_env": self.plugins_env, "run": self.run.to_dict(), "cluster": self.cluster}
 
 
 def _summary(result: PortfolioResult, elapsed: float, expand: Callable[[Any], Any],
-             cluster: Optional[dict], warm: Optional[WarmChoice] = None) -> SolveResult:
+             cluster: Optional[dict], warm: Optional[WarmChoice] = None,
+             picked: Optional[Chosen] = None) -> SolveResult:
     bound = result.best_bound
     if result.solution is not None:
         status = "optimal" if result.proven_optimal else "feasible"
@@ -276,7 +333,9 @@ def _summary(result: PortfolioResult, elapsed: float, expand: Callable[[Any], An
         winner=result.winner, elapsed=elapsed, proof=result.proof, status=status,
         interrupted=result.interrupted, plan_hash=result.plan_hash,
         deterministic=result.deterministic, run=result, cluster=cluster,
-        warm_start=None if warm is None else warm.describe(result.warm_start), memory=result.memory)
+        warm_start=None if warm is None else warm.describe(result.warm_start), memory=result.memory,
+        outside_backends=[] if picked is None else picked.took_part(result),
+        plugins_env=None if picked is None else picked.plugins_env)
 
 
 class _Improvements:
@@ -328,7 +387,7 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
           dask_unreachable: str = "local", deterministic: bool = False,
           work: Optional[int] = None, objective: str = "cost",
           backend_options: Optional[Mapping[str, Mapping[str, Any]]] = None,
-          config: Union[str, os.PathLike, None] = None,
+          config: ConfigPaths = None,
           cold: Optional[Sequence[str]] = None) -> SolveResult:
     """Find the cheapest feasible plan for ``problem`` within ``time_limit`` seconds of this call
     (loading included; None: 60 s, or 600 s in deterministic mode), as ``portfolio solve`` does,
@@ -363,8 +422,12 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
     and ``--dask-unreachable``. Messages about the cluster go to the ``portfolio`` logger.
     ``backend_options={"toulbar2": {"warm_follow": "last"}}`` sets backend options (``portfolio
     backends --verbose`` lists them; ``--option toulbar2.warm_follow=last``), over those of
-    ``config``, a TOML file (``--config``: one table per backend, and ``[portfolio] backends``
-    used when ``backends`` is None); every option in effect is in ``result.run.options``.
+    ``config``, a TOML file or a list of them merged in order (``--config``: one table per
+    backend, ``[portfolio] backends`` used when ``backends`` is None, ``[portfolio]
+    add_to_default`` for backends of other distributions, which join the default set only so);
+    every option in effect is in ``result.run.options``. ``cold``'s names are checked as
+    ``backends``' are. ``result.outside_backends`` names the backends of other distributions that
+    took part.
     Bad input raises :class:`ProblemError` (also a scheduler that cannot be reached with
     ``dask_unreachable="fail"``: ``ClusterUnavailable``, a subclass; an unknown option or a bad
     value: ``OptionError``, a subclass). Runs in this process serialise.
@@ -384,7 +447,7 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
             not math.isfinite(cost_scale) or cost_scale <= 0:
         raise ProblemError(f"cost_scale: expected a positive number, got {cost_scale!r}")
     picked = choose(backends, time_limit, deterministic=options.deterministic, config=config,
-                    backend_options=backend_options)
+                    backend_options=backend_options, cold=options.cold)
     options = replace(options, backend_options=picked.options, config=picked.config)
     with ExitStack() as stack:
         session = None
@@ -414,7 +477,7 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
         told.last(result)
     if result.deterministic is not None and not result.deterministic["complete"]:
         log.warning(f"not the deterministic answer: {result.deterministic['reason']}")
-    return _summary(result, time.monotonic() - start, conversion.expand, summary, warm)
+    return _summary(result, time.monotonic() - start, conversion.expand, summary, warm, picked)
 
 
 def backends() -> list[dict]:

@@ -27,7 +27,7 @@ def tradeoff(problem: ProblemLike, *, time_limit: Optional[float] = None, budget
              name: Optional[str] = None, plot: bool = False, command: Optional[list] = None,
              on_point: Optional[object] = None,
              backend_options: Optional[Mapping[str, Mapping[str, Any]]] = None,
-             config: Union[str, os.PathLike, None] = None,
+             config: Union[str, os.PathLike, Sequence[Union[str, os.PathLike]], None] = None,
              assignments: Sequence[str] = ()) -> dict:
     """Solve ``problem`` at several memory budgets within ``time_limit`` seconds in all (None: 60)
     and return the document ``portfolio tradeoff --json`` prints: ``rows`` (``budget``, ``cost``,
@@ -44,8 +44,8 @@ def tradeoff(problem: ProblemLike, *, time_limit: Optional[float] = None, budget
     checked before any solving). Bad input raises :class:`ProblemError` (one line).
     ``on_point(point)`` is told each budget's result as its run ends, and again (``point.revised``)
     when a later run's plan makes it cheaper.
-    ``backend_options``, ``config`` (and the CLI's ``assignments``): backend options, as
-    :func:`portfolio.solve` takes them; each budget's run resolves budget-aware defaults for its
+    ``backend_options``, ``config`` (one file or several, merged in order; and the CLI's
+    ``assignments``): backend options, as :func:`portfolio.solve` takes them; each budget's run resolves budget-aware defaults for its
     own share of the time.
     """
     from ..memory.budgets import parse_budgets
@@ -79,6 +79,7 @@ def tradeoff(problem: ProblemLike, *, time_limit: Optional[float] = None, budget
         result = run_tradeoff(prob, chosen, options, wanted, points, on_point=on_point,
                               naming=conversion.naming)
     doc = result.to_dict()
+    doc.update(outside_backends=[dict(o) for o in picked.outside], plugins_env=picked.plugins_env)
     for row in doc["rows"]:
         if row["plan"] is not None:
             row["plan"] = [int(s) for s in conversion.expand(np.asarray(row["plan"]))]

@@ -26,11 +26,13 @@ def tune(files: Paths, *, time_limit: float, backends: Union[str, Sequence[str],
          deterministic: bool = False, work: Optional[int] = None,
          dask_scheduler: Optional[str] = None, dask_workers: Optional[int] = None, jobs: int = 1,
          validate: Optional[Paths] = None, space: Optional[Union[str, os.PathLike]] = None,
-         progress: Any = None, command: Optional[list[str]] = None) -> Any:
+         progress: Any = None, command: Optional[list[str]] = None,
+         config: Optional[Paths] = None) -> Any:
     """Tune the portfolio on ``files`` (see ``portfolio tune --help`` and docs/tune.md): the
     same parameters as the command; returns a :class:`portfolio.tuning.TuneOutcome` (``folder``,
     ``config``: the TOML written, ``summary``: default against tuned). Bad input raises
-    :class:`ProblemError` (a :class:`portfolio.tuning.TuneError`) before anything runs."""
+    :class:`ProblemError` (a :class:`portfolio.tuning.TuneError`) before anything runs.
+    ``config``: config files (``--config``, merged in order) the tune starts from."""
     from ..tuning import TuneSettings, run_tune
 
     if dask_scheduler is not None and dask_workers is not None:
@@ -45,7 +47,8 @@ def tune(files: Paths, *, time_limit: float, backends: Union[str, Sequence[str],
                             trials=trials, hours=hours, name=name, runs_dir=str(runs_dir),
                             deterministic=deterministic, work=work,
                             dask_scheduler=dask_scheduler, jobs=jobs, validate=_paths(validate),
-                            space=None if space is None else str(space), command=command)
+                            space=None if space is None else str(space), command=command,
+                            config=_paths(config))
     opened = getattr(progress, "opened", None)
     if dask_workers is None:
         if progress is None:

@@ -194,13 +194,22 @@ def _call(checkout: Checkout, spec: dict, timeout: Optional[float]) -> dict:
                                              + (f": {tail[-1]}" if tail else ""), "traceback": tail}
 
 
+def _config_for_elsewhere(config: Any) -> Any:
+    """The config file(s) as the other checkout's bench takes them: absolute, one file as a plain
+    path (what a checkout from before several files were taken reads), several as a list."""
+    from ..configure import config_paths
+
+    paths = [str(Path(p).resolve()) for p in config_paths(config)]
+    return None if not paths else paths[0] if len(paths) == 1 else paths
+
+
 def resolve_elsewhere(checkout: Checkout, label: str, members: str, assignments: Sequence[str],
-                      config: Optional[str]) -> tuple[tuple[str, ...], dict[str, dict[str, Any]], dict]:
+                      config: Any) -> tuple[tuple[str, ...], dict[str, dict[str, Any]], dict]:
     """The backends and options of ``LABEL=MEMBERS`` as the checkout's own bench resolves them
-    (its default set, its backends' declarations), and what its ``Task`` takes."""
+    (its default set, its backends' declarations), and what its ``Task`` takes (``config``: one
+    config file or several)."""
     spec = {"mode": "resolve", "spec": f"{label}={members}", "members": members.strip(),
-            "assignments": list(assignments),
-            "config": None if config is None else str(Path(config).resolve())}
+            "assignments": list(assignments), "config": _config_for_elsewhere(config)}
     answer = _call(checkout, spec, timeout=120.0)
     if "failure" in answer:
         raise BenchError(f"configuration {label!r}: {answer['why']}")
@@ -254,7 +263,7 @@ def run_elsewhere(task: Task) -> dict:
 
 
 def configuration_elsewhere(spec: str, raw: str, where: str, assignments: Sequence[str],
-                            config: Optional[str], deterministic: bool) -> Configuration:
+                            config: Any, deterministic: bool) -> Configuration:
     """A ``LABEL=MEMBERS@PATH`` configuration, resolved by the checkout's own code."""
     match = LABELLED.match(spec)
     if not match or not match.group(1).strip() or "/" in match.group(1):

@@ -258,16 +258,18 @@ def split_checkout(spec: str) -> tuple[str, Optional[str]]:
 
 def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool,
                            assignments: Sequence[str] = (),
-                           config: Optional[str] = None,
+                           config: Any = None,
                            deterministic: bool = False,
                            elsewhere: Optional[Callable[..., "Configuration"]] = None,
                            commands: Optional[Callable[..., "Configuration"]] = None) -> list[Configuration]:
     """``backends`` -> one configuration per item (a backend, or a set ``a+b`` run together, each
     member with options in brackets, see :func:`parse_configuration`; ``LABEL=MEMBERS@PATH`` runs
-    another checkout's code, resolved there: :mod:`.checkout`); ``portfolio`` -> all
-    available backends as one. ``config`` (a TOML file) and ``assignments`` (``--option``) give
-    options to every configuration, a member's brackets override them; a config file's
-    ``[portfolio] backends`` is a configuration named after the file when nothing else is asked.
+    another checkout's code, resolved there: :mod:`.checkout`; ``LABEL=@FILE.toml`` a config
+    file's backends and options, :func:`config_configuration`); ``portfolio`` -> all
+    available backends as one. ``config`` (a TOML file, or several merged in order) and
+    ``assignments`` (``--option``) give options to every configuration, a member's brackets
+    override them; a config file's ``[portfolio] backends`` is a configuration named after the
+    file when nothing else is asked, its ``add_to_default`` joins the default set.
     Every option is checked against the backends' declarations here, before any task runs; with
     ``deterministic``, so is every named backend's support of the mode. ``elsewhere`` resolves a
     ``LABEL=MEMBERS@PATH`` item (:func:`.checkout.configuration_elsewhere`, handed in by the sweep),
@@ -283,7 +285,7 @@ def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool,
                       assignments=assignments)
     except OptionError as exc:
         raise BenchError(str(exc)) from None
-    default_set = tuple(b.name for b in registry.select(None))
+    default_set = _default_set(registry, settings)
     local: list[str] = []
     others: dict[str, Configuration] = {}
     order: list[str] = []
@@ -292,6 +294,12 @@ def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool,
             if commands is None:
                 raise BenchError(f"configuration {raw!r}: a command configuration runs only in a sweep")
             others[str(len(order))] = commands(raw, deterministic)
+            order.append(str(len(order)))
+            continue
+        from_file = config_spec(raw)
+        if from_file is not None:
+            others[str(len(order))] = config_configuration(*from_file, registry, base,
+                                                           assignments, deterministic)
             order.append(str(len(order)))
             continue
         spec, where = split_checkout(raw)
@@ -349,6 +357,68 @@ def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool,
     if len({c.name for c in configs}) != len(configs):
         raise BenchError("a configuration is listed twice in --backends")
     return configs
+
+
+def _default_set(registry: Any, settings: Any) -> tuple[str, ...]:
+    """The default set's names, with the outside backends a config adds (checked: one line)."""
+    from ..registry import RegistryError
+
+    added = () if settings is None else settings.add_to_default or ()
+    try:
+        registry.check_added(added)
+    except RegistryError as exc:
+        where = "" if settings is None else f"{settings.path}: "
+        raise BenchError(f"{where}{exc}") from None
+    return tuple(b.name for b in registry.select(None, added))
+
+
+FROM_FILE = re.compile(r"^([^\[\]+=@]+)=\s*@(.*)$")
+"""``LABEL=@FILE.toml``: a configuration made of a config file (nothing between ``=`` and ``@``,
+which tells it from ``LABEL=MEMBERS@PATH``, another checkout's code)."""
+
+
+def config_spec(raw: str) -> Optional[tuple[str, str]]:
+    """(label, path) of a ``LABEL=@FILE.toml`` item, or None for any other kind."""
+    match = FROM_FILE.match(raw.strip())
+    if match is None:
+        return None
+    label, path = match.group(1).strip(), match.group(2).strip()
+    if not path:
+        raise BenchError(f"configuration {raw!r} names no config file: use LABEL=@FILE.toml")
+    return label, path
+
+
+def config_configuration(label: str, path: str, registry: Any, base: dict,
+                         assignments: Sequence[str], deterministic: bool) -> Configuration:
+    """The configuration ``LABEL=@FILE.toml``: the file's ``[portfolio] backends`` (else the default
+    set, with its ``add_to_default``) and its options over ``--config``'s, ``--option`` last, all
+    checked against the declarations before anything runs (one line naming the file)."""
+    from ..backend_options import OptionError
+    from ..configure import gather, lookup_in, read_config
+    from ..registry import RegistryError
+
+    if not label or "/" in label:
+        raise BenchError(f"bad configuration {label}=@{path}: give it a name, NAME=@FILE.toml")
+    try:
+        own = read_config(path)
+        mine = gather(lookup_in(registry), ", ".join(registry.names()), config=own,
+                      assignments=assignments)
+    except OptionError as exc:
+        raise BenchError(f"configuration {label!r}: {exc}") from None
+    names = own.backends
+    if names is None:
+        names = _default_set(registry, own)
+    else:
+        try:
+            names = tuple(b.name for b in registry.resolve(list(names)))
+        except RegistryError as exc:
+            raise BenchError(f"configuration {label!r}: {path}: {exc}") from None
+    if deterministic:
+        _check_deterministic(registry, label, list(own.backends or ()), names)
+    options = {k: dict(v) for k, v in base.items()}
+    for backend, values in mine.items():
+        options.setdefault(backend, {}).update(values)
+    return Configuration(label, tuple(names), option_set(options))
 
 
 def _check_deterministic(registry: Any, label: str, named: Sequence[str], names: Sequence[str]) -> None:

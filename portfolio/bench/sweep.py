@@ -77,15 +77,16 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
               resume: bool = False, force: bool = False, dask_scheduler: Optional[str] = None,
               console=None, command: Optional[list[str]] = None,
               on_row: Optional[Callable[[dict], None]] = None,
-              assignments: Sequence[str] = (), config: Optional[str] = None,
+              assignments: Sequence[str] = (), config: Optional[Sequence[str] | str] = None,
               deterministic: bool = False, work: Optional[int] = None) -> SweepResult:
     """Plan and run a sweep, streaming rows to ``runs_dir/name/results.jsonl``.
 
     ``deterministic`` (``--deterministic``) and ``work`` (``--work``, which implies it): every task
     in deterministic mode, the time limit its safety net; rows record ``work`` and ``plan_hash``.
 
-    ``assignments`` (``--option``) and ``config`` (``--config``): backend options for every
-    configuration (a configuration's own, in brackets, override them).
+    ``assignments`` (``--option``) and ``config`` (``--config``: one file or several, merged in
+    order): backend options for every configuration (a configuration's own, in brackets or its
+    ``@FILE.toml``, override them).
     ``console``: a rich console for the progress display (None: no display). Raises
     :class:`BenchError` for bad input before anything runs. On KeyboardInterrupt the finished rows stay
     and the result says ``interrupted``.

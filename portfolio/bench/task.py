@@ -108,6 +108,8 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
                          deterministic=task.deterministic, work=task.work)
     result = run_portfolio(problem, backends, options)
     runs = [r for r in result.runs.values()]
+    ran = {r.backend for r in runs}
+    outside = [o for o in registry.outside(backends) if o["name"] in ran]
     trace = _improving(result.incumbents)
     if result.solution is not None:
         # the runner's best is verified; its own trace always ends at it unless the plan was a warm start
@@ -157,6 +159,8 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
         "workers": workers,
         "plan_hash": result.plan_hash,
         "deterministic": result.deterministic,   # the mode's record (complete, reason...); None: timed
+        "outside_backends": outside,   # the backends of other distributions that took part
+        "plugins_env": task.plugins,   # PORTFOLIO_PLUGINS where the task ran
         "error": None,
         "solution": None if result.solution is None else [int(s) for s in result.solution],
     }

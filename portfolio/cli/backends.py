@@ -15,16 +15,36 @@ from .common import _emit_json, console
 OPTION_HELP = ("Set a backend option, BACKEND.NAME=VALUE (repeatable; `portfolio backends "
                "--verbose` lists each backend's options); overrides --config.")
 CONFIG_HELP = ("A TOML file of backend options: one table per backend ([toulbar2] warm_follow = "
-               "\"last\"), and [portfolio] backends = [...] used when --backends is not given.")
+               "\"last\"), [portfolio] backends = [...] used when --backends is not given, and "
+               "[portfolio] add_to_default = [...] for backends of other distributions, which join "
+               "the default set only so. Repeatable: the files merge in order, key by key, the "
+               "later winning; each is recorded.")
+
+PLUGINS_HELP = ("Environment: PORTFOLIO_PLUGINS, comma-separated plugin modules registered without "
+                "an install (docs/plugins.md); recorded with the run.")
+"""The sentence that ends the help of every command that reads ``PORTFOLIO_PLUGINS`` (each builds
+the backend registry)."""
+
+
+def reads_plugins(command: Callable) -> Callable:
+    """Append :data:`PLUGINS_HELP` to a command function's help (its docstring): for every
+    command that builds the backend registry, so that its ``--help`` names the variable."""
+    command.__doc__ = f"{(command.__doc__ or '').rstrip()}\n\n    {PLUGINS_HELP}\n"
+    return command
 
 
 def option_flags(command: Callable) -> Callable:
-    """``--option BACKEND.NAME=VALUE`` (repeatable) and ``--config FILE.toml``, for every command
-    that runs backends (``solve``, ``bench``, ``tradeoff``)."""
-    command = click.option("--config", "config", metavar="FILE.toml", type=click.Path(),
-                           help=CONFIG_HELP)(command)
+    """``--option BACKEND.NAME=VALUE`` (repeatable) and ``--config FILE.toml`` (repeatable: a
+    tuple of paths), for every command that runs backends (``solve``, ``bench``, ``tradeoff``)."""
+    command = config_flag(command)
     return click.option("--option", "assignments", multiple=True, metavar="BACKEND.NAME=VALUE",
                         help=OPTION_HELP)(command)
+
+
+def config_flag(command: Callable) -> Callable:
+    """``--config FILE.toml``, repeatable (the command gets a tuple of paths, merged in order)."""
+    return click.option("--config", "config", metavar="FILE.toml", type=click.Path(),
+                        multiple=True, help=CONFIG_HELP)(command)
 
 
 def _warn(text: str) -> None:
@@ -32,7 +52,7 @@ def _warn(text: str) -> None:
 
 
 def _select_backends(names: str | None, time_limit: float | None = None,
-                     deterministic: bool = False, config: str | None = None,
+                     deterministic: bool = False, config: Sequence[str] | str | None = None,
                      assignments: Sequence[str] = ()) -> Any:
     """The backends to run and their options (:class:`portfolio.api.solving.Chosen`), chosen
     as ``portfolio.solve`` chooses them; registry warnings (and deterministic mode's note on the
@@ -68,13 +88,24 @@ def _engines_text(engines: dict) -> str:
 @click.option("--verbose", "-v", is_flag=True,
               help="Also show the engines each backend runs on, with their versions, the file "
                    "it was loaded from, and every backend's options.")
-def backends_cmd(as_json: bool, verbose: bool) -> None:
+@config_flag
+@reads_plugins
+def backends_cmd(as_json: bool, verbose: bool, config: tuple[str, ...]) -> None:
     """List the solver backends this installation knows, whether each can run here, and whether
-    it is in the default set (what `portfolio solve` runs without --backends)."""
-    from ..registry import Registry
+    it is in the default set (what `portfolio solve` runs without --backends) and why: the
+    built-ins that declare default=True, and backends of other distributions only when a config
+    adds them ([portfolio] add_to_default; with --config, the default set that config gives)."""
+    from ..configure import config_from
+    from ..registry import Registry, RegistryError
 
+    settings = config_from(config)
     registry = Registry()
-    rows = registry.describe()
+    added = () if settings is None else settings.add_to_default or ()
+    try:
+        registry.check_added(added)
+    except RegistryError as exc:
+        raise UserError(str(exc)) from None
+    rows = registry.describe(added)
     for row, info in zip(rows, registry.infos()):
         row["loaded_from"] = _loaded_from(info.backend)
     if as_json:
@@ -87,13 +118,19 @@ def backends_cmd(as_json: bool, verbose: bool) -> None:
     for row in rows:
         # plugin text is shown as written: a hint like "pip install 'pkg[extra]'" is not rich markup
         avail = "[green]yes[/]" if row["available"] else f"[red]no[/]: {escape(row['reason'])}"
+        default = ("yes" if row["default"] else "[dim]no[/]") + f"\n[dim]{row['default_rule']}[/]"
         table.add_row(escape(row["name"]), escape(f"{row['package']} {row['version']}".strip()),
-                      avail, "yes" if row["default"] else "[dim]no[/]", ", ".join(row["capabilities"] + (["deterministic"] if row["deterministic"]
+                      avail, default, ", ".join(row["capabilities"] + (["deterministic"] if row["deterministic"]
                                                               else [])) or "-",
                       escape(row["description"]),
                       *((escape(_engines_text(row["engines"])), escape(str(row["loaded_from"])))
                         if verbose else ()))
     console.print(table)
+    if any(row["default_rule"] == "outside" for row in rows):
+        console.print("default 'no, outside': a backend of another distribution runs when named, "
+                      "or when a config adds it to the default set: [portfolio] add_to_default = "
+                      "[\"NAME\"] (--json: default_why)", highlight=False, soft_wrap=True,
+                      markup=False)
     if verbose:
         _options_table(registry)
     for warning in registry.warnings:

@@ -6,7 +6,7 @@ import sys
 
 import click
 from .app import UserError, cli
-from .backends import option_flags
+from .backends import option_flags, reads_plugins
 from .common import console
 
 
@@ -42,11 +42,12 @@ from .common import console
               help="Work units of each deterministic task (implies --deterministic; default: the "
                    "runner's, about 60 s of the default portfolio on the reference machine).")
 @option_flags
+@reads_plugins
 def bench(instances: tuple[str, ...], backends: str | None, use_portfolio: bool,
           time_limit: float | None, contest_timeouts: bool, repeat: int, seeds: str, jobs: int | None,
           name: str | None, runs_dir: str, resume: bool, force: bool, dask_scheduler: str | None,
           quiet: bool, deterministic: bool, work: int | None, assignments: tuple[str, ...],
-          config: str | None) -> None:
+          config: tuple[str, ...]) -> None:
     """Sweep INSTANCES (files, folders, globs) x solver configurations x seeds; results to runs/NAME/.
 
     Every task runs the portfolio runner (each plan verified by the exact evaluator); rows stream to
@@ -55,7 +56,10 @@ def bench(instances: tuple[str, ...], backends: str | None, use_portfolio: bool,
 
     Options: a member takes them in brackets, `-b 'toulbar2[warm_follow=last]+localsearch'`, and
     `portfolio` in a set is the default set: `-b 'last=portfolio+toulbar2[warm_follow=last]'`;
-    --option and --config give them to every configuration.
+    --option and --config (repeatable, merged in order) give them to every configuration.
+
+    Config files as configurations: `-b 'a=@A.toml,b=@B.toml'` runs each file's [portfolio]
+    backends (else the default set, with its add_to_default) with its options.
 
     Another checkout's code: `-b 'before=portfolio@../main,after=portfolio'` runs the configuration
     `before` with the code of the checkout ../main (its .venv/bin/python when it has one), or of a
@@ -80,7 +84,7 @@ def bench(instances: tuple[str, ...], backends: str | None, use_portfolio: bool,
                            runs_dir=runs_dir, resume=resume, force=force,
                            dask_scheduler=dask_scheduler, console=None if quiet else console,
                            command=["portfolio", *sys.argv[1:]], assignments=assignments,
-                           config=config, deterministic=deterministic, work=work)
+                           config=list(config), deterministic=deterministic, work=work)
     except BenchError as exc:
         raise UserError(str(exc)) from None
     if result.moved_old_to:

@@ -8,6 +8,7 @@ import sys
 import click
 
 from .app import EXIT_OK, UserError, cli
+from .backends import reads_plugins
 from .common import _emit_json, console
 
 EXIT_BREACH = 1
@@ -21,6 +22,7 @@ EXIT_BREACH = 1
 @click.option("--memory-limit", metavar="SIZE", default="1G", show_default=True,
               help="Memory cap of the backend (everything it starts included); 'none' for no cap.")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON on stdout.")
+@reads_plugins
 def check_plugin(name: str, time_limit: float, memory_limit: str, as_json: bool) -> None:
     """Run backend NAME (or every backend of the plugin NAME) through the contract of
     docs/plugins.md on four small instances: the bundled example, one whose least-memory plan takes

@@ -19,7 +19,7 @@ from ..io import format_contest
 from ..options import DEFAULT_POLICY, DEFAULT_WORK, DETERMINISTIC_TIME_LIMIT, RunOptions
 from ..problem import Problem
 from .app import EXIT_BAD_INPUT, EXIT_NO_SOLUTION, EXIT_OK, UserError, _Command, cli
-from .backends import _select_backends, option_flags
+from .backends import _select_backends, option_flags, reads_plugins
 from .cluster import cluster_from, cluster_options
 from .common import _refuse_overwrite, bundled_example, console
 
@@ -40,6 +40,16 @@ WORK_HELP = (f"Work units of a deterministic run, split among its backends in pr
              f"reference 2-core machine, quiet, 34-74 s by instance (A 34, N 57, S 61, K 64, M 74 "
              f"s; docs/benchmarks/determinism.md); the wall grows with the machine's load, the "
              f"plan does not change.")
+
+
+def outside_text(outside: list[dict]) -> str:
+    """The outside backends of a run as one phrase: ``example (portfolio-example-plugin 0.1.0,
+    via entry point), mine (via object (mod.Mine))``."""
+    def one(o: dict) -> str:
+        where = " ".join(filter(None, (o.get("distribution"), o.get("version"))))
+        return f"{o['name']} ({where + ', ' if where else ''}via {o['via']})"
+
+    return ", ".join(one(o) for o in outside)
 
 
 def deterministic_options(command: Any) -> Any:
@@ -122,7 +132,7 @@ def run_solve(problem_path: str | Path, options: RunOptions, backends: str | Non
               force: bool = False, clock: str = "program", cost_scale: float = 1.0,
               warm_start: str | None = None, previous: str | None = None,
               node_map: str | None = None, debug: bool = False, explain: bool = True,
-              config: str | None = None, assignments: Sequence[str] = ()) -> int:
+              config: Sequence[str] | str | None = None, assignments: Sequence[str] = ()) -> int:
     """Run the portfolio on a problem file and report; returns the exit code.
 
     ``options`` says what the run does (its ``start`` is set here, from ``clock``); with
@@ -139,8 +149,9 @@ def run_solve(problem_path: str | Path, options: RunOptions, backends: str | Non
     is 128 + the signal's number (130, 143).
 
     ``explain``: when no plan fits, say why (the memory paragraph on stderr, ``memory`` in --json;
-    docs/budgets.md); ``iopddl`` does not. ``config`` and ``assignments`` (``--config``,
-    ``--option``): the backends' options, checked before anything runs.
+    docs/budgets.md); ``iopddl`` does not. ``config`` and ``assignments`` (``--config``, one file
+    or several merged in order, and ``--option``): the backends' options, checked before anything
+    runs.
     """
     late: list[int] = []
     handlers = _on_signals(_raise_interrupted)
@@ -165,8 +176,8 @@ def _say(line: str) -> None:
 def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | None,
                output: str | None, as_json: bool, quiet: bool, force: bool, late: list[int],
                clock: str, cost_scale: float, warm_files: tuple = (None, None, None),
-               debug: bool = False, explain: bool = True, config: str | None = None,
-               assignments: tuple = ()) -> int:
+               debug: bool = False, explain: bool = True,
+               config: Sequence[str] | str | None = None, assignments: tuple = ()) -> int:
     from ..api import run
     from ..progress import LiveProgress
 
@@ -206,7 +217,7 @@ def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | No
         if debug:
             _print_tracebacks(result)
         return _report(result, problem_path, time_limit, options.seed, output, as_json, quiet, late,
-                       prob, load_s, conversion, cluster_doc, warm)
+                       prob, load_s, conversion, cluster_doc, warm, picked)
     finally:
         if session is not None:  # the answer is out: end the cluster side before the budget's end
             session.close()
@@ -226,8 +237,11 @@ def _print_tracebacks(result: Any) -> None:
 
 def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
             output: str | None, as_json: bool, quiet: bool, late: list[int], prob: Problem,
-            load_s: float, conversion: Any, cluster_doc: dict | None, warm: Any = None) -> int:
-    """The table on stderr, the answer line (or --json) on stdout, --output; the exit code."""
+            load_s: float, conversion: Any, cluster_doc: dict | None, warm: Any = None,
+            picked: Any = None) -> int:
+    """The table on stderr, the answer line (or --json) on stdout, --output; the exit code.
+    ``picked`` (:class:`portfolio.api.solving.Chosen`): the outside backends that took part and
+    ``PORTFOLIO_PLUGINS``, named in the output and recorded."""
     from ..progress import final_table
     from ..runner.warmstart import report_text
 
@@ -236,8 +250,10 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
         doc["warm_start"] = warm.describe(result.warm_start)
     if cluster_doc is not None:
         doc["cluster"] = cluster_doc
+    outside = [] if picked is None else picked.took_part(result)
     doc.update(problem_path=str(problem_path), load_seconds=round(load_s, 3), seed=seed,
-               presolve=result.presolve)
+               presolve=result.presolve, outside_backends=outside,
+               plugins_env=None if picked is None else picked.plugins_env)
     _presolve_message(prob, result.presolve, quiet)
     plan = result.solution
     if conversion is not None:  # an XLA request: the plan in its own node order, its own units
@@ -281,6 +297,9 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
         if result.warm_start is not None:
             console.print(f"warm start ({warm.source if warm else 'given'}): "
                           f"{report_text(doc.get('warm_start') or result.warm_start)}",
+                          highlight=False, soft_wrap=True)
+        if outside:
+            console.print(f"outside backends in this run: {outside_text(outside)}",
                           highlight=False, soft_wrap=True)
     if det is not None and not det["complete"]:  # said even with --quiet: the plan may differ
         console.print(f"[yellow]warning:[/] not the deterministic answer: {det['reason']}",
@@ -345,6 +364,7 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
 @option_flags
 @deterministic_options
 @cluster_options
+@reads_plugins
 def solve(problem: str | None, time_limit: float | None, backends: str | None,
           workers: int | None, seed: int, output: str | None, force: bool, as_json: bool,
           quiet: bool, no_presolve: bool, no_early_stop: bool, policy: str | None,
@@ -353,7 +373,7 @@ def solve(problem: str | None, time_limit: float | None, backends: str | None,
           objective: str, deterministic: bool, work: int | None, debug: bool,
           dask_scheduler: str | None,
           dask_workers: int | None, dask_problem: str, dask_unreachable: str,
-          assignments: tuple[str, ...], config: str | None) -> None:
+          assignments: tuple[str, ...], config: tuple[str, ...]) -> None:
     """Find the cheapest feasible plan for PROBLEM (default: the bundled example).
 
     PROBLEM is contest or extended JSON, or an XLA AutoShardingSolverRequest (.pb, .binpb,
@@ -380,8 +400,10 @@ def solve(problem: str | None, time_limit: float | None, backends: str | None,
     bit, with any number of cores, on a loaded or idle machine (docs/determinism.md); the
     final line on stderr names the plan's hash.
 
-    Backend options: --option BACKEND.NAME=VALUE (repeatable) and --config FILE.toml; `portfolio
-    backends --verbose` lists them. Every option in effect is in --json ("options").
+    Backend options: --option BACKEND.NAME=VALUE (repeatable) and --config FILE.toml (repeatable,
+    merged in order); `portfolio backends --verbose` lists them. Every option in effect is in
+    --json ("options"); so are the backends of other distributions that took part
+    ("outside_backends", also named on stderr).
     """
     from ..runner.contain import parse_size
 
@@ -420,19 +442,21 @@ def _iopddl(problem: str, timeout: float, clock: str, no_exhaustive: bool, deter
     sees it: when a shell runs other commands and then execs `iopddl`, their time counts too
     (`--clock program` counts from this program's start instead, as `portfolio solve` does).
     With --deterministic (or --work N), TIMEOUT is the safety net of a deterministic run.
-    Backend options: the environment variable PORTFOLIO_CONFIG may name a TOML config file (as
-    `portfolio solve --config`); it is the only variable read.
+    Environment: PORTFOLIO_CONFIG may name a TOML config file, or several separated by the
+    path separator (':'), merged in order (as `portfolio solve --config`, repeated);
+    PORTFOLIO_PLUGINS names plugin modules registered without an install (docs/plugins.md). These
+    are the two variables read.
     """
     import os
 
-    from ..configure import CONFIG_ENV
+    from ..configure import CONFIG_ENV, env_config_paths
 
     try:
         cluster = cluster_from(dask_scheduler, dask_workers, dask_problem, dask_unreachable)
         options = RunOptions(timeout, presolve=True, exhaustive=not no_exhaustive, cluster=cluster,
                              deterministic=deterministic, work=work)
         code = run_solve(problem, options, quiet=True, clock=clock, explain=False,
-                         config=os.environ.get(CONFIG_ENV) or None)
+                         config=env_config_paths(os.environ.get(CONFIG_ENV)))
     except ProblemError as exc:
         raise UserError(str(exc)) from None
     sys.exit(code)

@@ -10,7 +10,7 @@ import click
 
 from ..errors import ProblemError
 from .app import EXIT_NO_SOLUTION, EXIT_OK, UserError, cli
-from .backends import option_flags
+from .backends import option_flags, reads_plugins
 from .common import _emit_json, console
 
 BUDGETS_HELP = ("Comma-separated budgets: integers in the problem's memory units, or fractions of "
@@ -61,10 +61,11 @@ def progress_line(point: Any) -> str:
 @click.option("--no-save", is_flag=True, help="Do not save the rows under --runs-dir.")
 @click.option("--quiet", "-q", is_flag=True, help="No table on stderr.")
 @option_flags
+@reads_plugins
 def tradeoff(problem: str, time_limit: float | None, budgets: str | None, points: int,
              backends: str | None, workers: int | None, seed: int, as_json: bool, plot: bool,
              name: str | None, runs_dir: str, no_save: bool, quiet: bool,
-             assignments: tuple[str, ...], config: str | None) -> None:
+             assignments: tuple[str, ...], config: tuple[str, ...]) -> None:
     """Solve PROBLEM at a range of memory budgets under one time limit and print the cost at each
     (verified plans, lower bounds, the file's own limit marked; docs/budgets.md).
 
@@ -87,7 +88,7 @@ def tradeoff(problem: str, time_limit: float | None, budgets: str | None, points
         doc = run(problem, time_limit=time_limit, budgets=budgets, points=points,
                   backends=backends, seed=seed, workers=workers,
                   runs_dir=None if no_save else runs_dir, name=name, plot=plot,
-                  command=["portfolio", *sys.argv[1:]], on_point=told, config=config,
+                  command=["portfolio", *sys.argv[1:]], on_point=told, config=list(config),
                   assignments=assignments)
     except ProblemError as exc:
         raise UserError(str(exc)) from None

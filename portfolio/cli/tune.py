@@ -10,6 +10,7 @@ import click
 
 from ..errors import ProblemError
 from .app import UserError, cli
+from .backends import config_flag, reads_plugins
 from .common import console
 
 EXIT_INTERRUPTED = 130
@@ -47,11 +48,13 @@ EXIT_INTERRUPTED = 130
 @click.option("--space", type=click.Path(dir_okay=False), metavar="FILE.toml",
               help="Narrow or fix parts of the space (docs/tune.md).")
 @click.option("--quiet", "-q", is_flag=True, help="No live view.")
+@config_flag
+@reads_plugins
 def tune(files: tuple[str, ...], time_limit: float, backends: Optional[str], seeds: str,
          seed: int, trials: Optional[int], hours: Optional[float], name: Optional[str],
          runs_dir: str, deterministic: bool, work: Optional[int], dask_scheduler: Optional[str],
          dask_workers: Optional[int], jobs: int, validate: tuple[str, ...],
-         space: Optional[str], quiet: bool) -> None:
+         space: Optional[str], quiet: bool, config: tuple[str, ...]) -> None:
     """Tune the backend options and the backend set on FILES (files, folders, globs).
 
     The default configuration runs first; then Optuna proposes configurations, each raced on the
@@ -60,6 +63,11 @@ def tune(files: tuple[str, ...], time_limit: float, backends: Optional[str], see
     the written config's path (runs/NAME/tuned.toml) on stdout: `portfolio solve --config` takes
     it. Ctrl-C keeps every finished run; the same command resumes. `portfolio report runs/NAME`
     shows the trials, the incumbent over time and default against tuned.
+
+    With --config (repeatable, merged in order): its [portfolio] backends are the set when neither
+    --backends nor --space names one, its add_to_default joins the default set, and the options it
+    sets stay fixed at its values in the configurations the tuner proposes, as --space values do
+    (a --space entry for the same option wins).
     """
     from ..api.tuning import tune as run
     from ..tuning.progress import TuneProgress
@@ -73,7 +81,8 @@ def tune(files: tuple[str, ...], time_limit: float, backends: Optional[str], see
                       trials=trials, hours=hours, name=name, runs_dir=runs_dir,
                       deterministic=deterministic, work=work, dask_scheduler=dask_scheduler,
                       dask_workers=dask_workers, jobs=jobs, validate=list(validate), space=space,
-                      progress=progress, command=["portfolio", *sys.argv[1:]])
+                      progress=progress, command=["portfolio", *sys.argv[1:]],
+                      config=list(config))
     except ProblemError as exc:
         raise UserError(str(exc)) from None
     if outcome.summary is not None and not quiet:

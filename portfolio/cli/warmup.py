@@ -7,7 +7,7 @@ import time
 import click
 
 from .app import cli
-from .backends import _select_backends
+from .backends import _select_backends, reads_plugins
 from .common import console
 
 
@@ -15,6 +15,7 @@ from .common import console
 @click.option("--backends", "-b", help="Comma-separated backend names (default: all available).")
 @click.option("--serial", is_flag=True, help="One step after another in this process (for comparisons, "
               "or to keep to one core); by default every step runs in a process of its own, at once.")
+@reads_plugins
 def warmup(backends: str | None, serial: bool) -> None:
     """Compile and cache every JIT kernel (loader, presolve, backends) before timed runs.
 

@@ -25,18 +25,15 @@ runs without a clock of its own), the answer is the best verified plan received,
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 import numpy as np
 
-from ..backend import (DISTRIBUTION, BackendLike, Status, declared, distribution_version,
-                       engine_versions)
-from ..backend_options import plan_relevant
+from ..backend import BackendLike, Status, declared
 from ..evaluate import Evaluation
+from ..identity import plan_identity
 from ..options import RunOptions
 from ..work import EXCHANGE_UNITS
 from . import validate
@@ -307,16 +304,6 @@ class Exchange:
                 **self._identity()}
 
     def _identity(self) -> dict:
-        """What decides the plan besides the problem: seed, work, backends, the options that can
-        change the plan, versions; and a digest of them (the same problem and the same
-        ``identity`` give the same plan: docs/determinism.md)."""
-        backends = list(self._by_name.values())
-        options = {b.name: plan_relevant(declared(b)[0].options, self._option_values[b.name])
-                   for b in backends}
-        versions = {"portfolio": distribution_version(DISTRIBUTION) or "",
-                    **engine_versions(backends)}
-        identity = {"seed": self._options.seed, "work": self._options.work_budget,
-                    "backends": sorted(b.name for b in backends), "options": options,
-                    "versions": versions}
-        text = json.dumps(identity, sort_keys=True, default=str)
-        return {"options": options, "identity": hashlib.sha256(text.encode()).hexdigest()[:16]}
+        """What decides the plan besides the problem, and its digest (the same problem and the
+        same ``identity`` give the same plan): :func:`portfolio.identity.plan_identity`."""
+        return plan_identity(self._options, list(self._by_name.values()), self._option_values)

@@ -14,7 +14,7 @@ from typing import Any, Optional, Sequence
 from ..backend_options import Option
 from ..bench.plan import BenchError, expand_instances, instance_name, parse_seeds
 from ..report.tune_score import Pair
-from .space import Space, TuneError, build_space, nothing_to_tune
+from .space import Narrowing, Space, TuneError, build_space, nothing_to_tune
 from .spacefile import narrowing, read_space
 
 MIN_SECONDS = 1.0
@@ -45,6 +45,9 @@ class TuneSettings:
     validate: tuple[str, ...] = ()
     space: Optional[str] = None
     command: Optional[list[str]] = None
+    config: tuple[str, ...] = ()
+    """Config files the tune starts from (``--config``): the backend set, ``add_to_default``,
+    and options kept fixed at their values (:func:`config_fixed`)."""
 
 
 @dataclass(frozen=True)
@@ -89,9 +92,11 @@ def _pairs(files: Sequence[str], seeds: Sequence[int], what: str) -> tuple[Pair,
     return tuple(Pair(instance_name(p), str(Path(p).resolve()), s) for s in seeds for p in paths)
 
 
-def choose_set(registry: Any, names: Optional[Sequence[str]], deterministic: bool) -> list[str]:
-    """The backend set: the named ones (checked), else the default set; in deterministic mode a
-    named backend without the mode is refused and the default set keeps those with it."""
+def choose_set(registry: Any, names: Optional[Sequence[str]], deterministic: bool,
+               added: Sequence[str] = ()) -> list[str]:
+    """The backend set: the named ones (checked), else the default set (with a config's
+    ``add_to_default``, ``added``); in deterministic mode a named backend without the mode is
+    refused and the default set keeps those with it."""
     from ..registry import RegistryError, parse_backend_list
 
     if names:
@@ -106,12 +111,44 @@ def choose_set(registry: Any, names: Optional[Sequence[str]], deterministic: boo
                 raise TuneError(f"deterministic mode: {', '.join(lacking)} do(es) not support it "
                                 f"(docs/determinism.md)")
         return chosen
-    chosen = [b.name for b in registry.select(None)]
+    try:
+        registry.check_added(added)
+    except RegistryError as exc:
+        raise TuneError(str(exc)) from None
+    chosen = [b.name for b in registry.select(None, added)]
     if deterministic:
         chosen = [n for n in chosen if registry.meta(n).deterministic]
     if not chosen:
         raise TuneError("no backend to tune: none is available (`portfolio backends`)")
     return chosen
+
+
+def _read_configs(paths: Sequence[str]) -> Any:
+    """The tune's config files merged (:func:`portfolio.configure.read_configs`), None for none;
+    a bad one is one :class:`TuneError` line naming it."""
+    from ..backend_options import OptionError
+    from ..configure import read_configs
+
+    try:
+        return read_configs(list(paths))
+    except OptionError as exc:
+        raise TuneError(str(exc)) from None
+
+
+def config_fixed(registry: Any, base: Any, chosen: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The options the tune's configs set for backends of its set, checked against their
+    declarations (one :class:`TuneError` line naming the file otherwise): kept fixed in every
+    configuration."""
+    from ..backend_options import OptionError
+    from ..configure import gather, lookup_in
+
+    if base is None:
+        return {}
+    try:
+        given = gather(lookup_in(registry), ", ".join(registry.names()), config=base)
+    except OptionError as exc:
+        raise TuneError(str(exc)) from None
+    return {b: dict(v) for b, v in given.items() if b in chosen}
 
 
 def resolve(settings: TuneSettings) -> Resolved:
@@ -137,14 +174,22 @@ def resolve(settings: TuneSettings) -> Resolved:
     validation = _pairs(settings.validate, seeds, "--validate: ") if settings.validate else ()
     space_file = read_space(settings.space) if settings.space else None
     registry = Registry()
+    base = _read_configs(settings.config)
     names = list(settings.backends) if settings.backends else (
-        list(space_file.backends) if space_file is not None and space_file.backends else None)
-    chosen = choose_set(registry, names, deterministic)
+        list(space_file.backends) if space_file is not None and space_file.backends else
+        list(base.backends) if base is not None and base.backends else None)
+    chosen = choose_set(registry, names, deterministic,
+                        () if base is None else base.add_to_default or ())
     declared_options: dict[str, tuple[Option, ...]] = {
         n: declared(registry.get(n))[0].options for n in chosen}
     run = RunOptions(settings.time_limit, deterministic=deterministic, work=settings.work)
     budget = run.budget_seconds
     narrowed = narrowing(space_file, declared_options, chosen) if space_file else {}
+    fixed = config_fixed(registry, base, chosen)
+    for backend, values in fixed.items():
+        for option, value in values.items():
+            narrowed.setdefault(backend, {}).setdefault(
+                option, Narrowing(fixed=value, is_fixed=True, why=f"the config {base.path}"))
     space = build_space([(n, declared_options[n]) for n in chosen], budget,
                         fixed_set=bool(space_file and space_file.backends),
                         always=space_file.always if space_file else (), narrowing=narrowed,
@@ -165,5 +210,7 @@ def resolve(settings: TuneSettings) -> Resolved:
                 "seeds": list(seeds), "time_limit": settings.time_limit, "seed": settings.seed,
                 "deterministic": deterministic, "work": settings.work,
                 "space": space.describe()}
+    if base is not None:   # only then: the digest of a tune without one stays what it was
+        identity["config"] = {"files": list(base.paths), "fixed": fixed}
     return Resolved(settings, pairs, validation, seeds, space, budget, trials, deterministic,
                     identity)

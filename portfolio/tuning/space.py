@@ -180,6 +180,8 @@ class Narrowing:
     log: Optional[bool] = None
     choices: Optional[tuple] = None
     tune: bool = True
+    why: str = "the space file"
+    """Who fixed it (a fixed value): the space file, or a config the tune starts from."""
 
 
 def option_param(backend: str, option: Option, budget: float,
@@ -250,7 +252,7 @@ def build_space(declared: Sequence[tuple[str, tuple[Option, ...]]], budget: floa
             narrow = given.get(option.name)
             if narrow is not None and narrow.is_fixed:
                 fixed.setdefault(name, {})[option.name] = narrow.fixed
-                notes.append(f"{name}.{option.name}: fixed at {narrow.fixed!r} by the space file")
+                notes.append(f"{name}.{option.name}: fixed at {narrow.fixed!r} by {narrow.why}")
                 continue
             if only_listed and narrow is None:
                 continue

@@ -58,6 +58,9 @@ class ExampleBackend(Backend):
     description = "Example plugin: safe least-memory start, random kicks, improving single-node moves"
     capabilities = Capabilities(anytime=True, warm_start=True, reduced=True)
     meta = BackendMeta(
+        # default=True (the default): a user may add it to the default set with
+        # `[portfolio] add_to_default = ["example"]` in a config; it never joins it by itself,
+        # and runs whenever named (`--backends example`)
         engines=("numpy",),  # what it computes with: its version goes into results
         # its settings: `--option example.kick_share=0.1`, `[example]` in a config file,
         # `backend_options={"example": {...}}`, `-b 'example[kick_share=0.1]'` in a bench sweep
