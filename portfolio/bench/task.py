@@ -157,6 +157,8 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
         "workers": workers,
         "plan_hash": result.plan_hash,
         "deterministic": result.deterministic,   # the mode's record (complete, reason...); None: timed
+        # False: not the deterministic answer (a safety net fired...): its cost depends on the load
+        "complete": None if result.deterministic is None else bool(result.deterministic["complete"]),
         "error": None,
         "solution": None if result.solution is None else [int(s) for s in result.solution],
     }

@@ -179,7 +179,7 @@ class Exchange:
                 self.ended(worker.run.name, end)
                 return
             cost = self._offers[end][run.name][-1][1].cost
-        run.status = result.status
+        run.status, run.safety_net = result.status, result.safety_net
         if result.status is Status.OPTIMAL:
             self._claim_at(end, run.name, OPTIMAL, cost)
         if result.lower_bound is not None:
