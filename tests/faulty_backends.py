@@ -344,4 +344,11 @@ class ClaimsBound(_Test):
         return SolveResult(Status.NO_SOLUTION, lower_bound=self.bound, note="a bound, no plan")
 
 
-ALL.extend([StopsOnSafetyNet()])
+class ClaimsOptimal(BruteForce):
+    """Not exact: enumerates the optimum (a true claim) and returns it as ``OPTIMAL``."""
+
+    name = "claims-optimal"
+    capabilities = Capabilities()
+
+
+ALL.extend([StopsOnSafetyNet(), ClaimsOptimal()])

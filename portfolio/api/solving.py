@@ -216,7 +216,8 @@ class SolveResult:
     lower_bound: Optional[int]
     """The best standing lower bound any source claimed (None when none did)."""
     optimal: bool
-    """Proven optimal and verified (a lone backend's claim about its own plan is not enough)."""
+    """Proven optimal and verified: by the runner's own proof or an ``exact`` backend's bound (a
+    lone backend's claim about its own plan is not enough, nor a backend that is not exact)."""
     winner: Optional[str]
     elapsed: float
     """Seconds from the call to the end of the run, loading included."""

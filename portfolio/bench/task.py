@@ -83,11 +83,11 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
 
     Runs in the task's child process; exceptions propagate to the caller.
     """
-    from ..backend import Status
     from ..io import load_problem
     from ..options import RunOptions
     from ..registry import Registry
     from ..runner import run_portfolio
+    from ..runner.claims import OPTIMAL
 
     start = time.monotonic() if start is None else start
     if task.plugins is None:
@@ -115,9 +115,11 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
             trace.append({"time": round(result.elapsed, 4), "cost": int(result.cost),
                           "backend": result.winner})
     bounds = [r.lower_bound for r in runs if r.lower_bound is not None and not r.disqualified]
-    proven = [r for r in runs if r.status is Status.OPTIMAL and not r.disqualified]
+    # an exact backend's standing optimality claim (it meets the verified answer: a claim above
+    # it would be false), or the runner's own proof (presolve settled the instance); a backend
+    # that is not exact only claims
+    proven = [c for c in result.claims if c.kind == OPTIMAL and c.exact and not c.false]
     if result.solution is not None:
-        # a backend's standing claim, or the runner's own proof (presolve settled the instance)
         optimal = bool(proven) or result.proven_optimal
         status = "optimal" if optimal else "feasible"
         if optimal:

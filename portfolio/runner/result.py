@@ -190,8 +190,9 @@ class PortfolioResult:
 
     @property
     def proven_optimal(self) -> bool:
-        """The verified answer is proven optimal: by the runner itself, or by a bound that a source
-        other than the plan's finder (or two independent ones) met. A lone claim does not count."""
+        """The verified answer is proven optimal: by the runner itself, or by a bound of an
+        ``exact`` backend other than the plan's finder (or of two independent exact ones) that
+        meets its cost. A lone claim, or a bound from a backend that is not exact, does not count."""
         return self.solution is not None and (self.proof or "").startswith(PROVEN)
 
     @property
@@ -248,7 +249,8 @@ class PortfolioResult:
         if bound is None:
             return None
         gap = self.gap
-        return (f"lower bound {bound.value:,} by {bound.source}"
+        by = f"by {bound.source}" if bound.exact else f"claimed by {bound.source} (not exact)"
+        return (f"lower bound {bound.value:,} {by}"
                 + ("" if gap is None else f", gap to bound {100 * gap:.3f} %"))
 
     def to_dict(self) -> dict:
