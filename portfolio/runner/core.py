@@ -22,6 +22,7 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import time
+import traceback
 from multiprocessing.connection import wait
 from typing import Callable, Optional, Sequence
 
@@ -109,6 +110,7 @@ class Portfolio:
         # waiting backend may not start yet (None: it may); ``keep_open()`` keeps the loop going
         # with no live worker, so that plans offered from outside (``offer``) still count.
         self.on_update = on_update
+        self.callback_error: Optional[dict] = None   # what on_update raised (it ended the run)
         # Bytes one backend (with everything it starts) may use; "default": a share of the RAM.
         memory_limit: Optional[int] = (contain.default_memory_limit(len(self.backends))
                                        if options.memory_limit == "default"
@@ -273,8 +275,10 @@ class Portfolio:
             self.launcher.launch_extra()
             self.answers.refine_reserve()
             live = self.crew.live()
-            if self.on_update:
-                self.on_update(self)
+            if self.on_update and not self._call_on_update():
+                error = self.callback_error["error"]
+                self.supervisor.stop_all(f"the caller's on_update raised {error}")
+                return
             if self.stop.interrupted:
                 self.supervisor.stop_all(f"the run was interrupted ({self.stop.interrupted})")
                 return
@@ -311,14 +315,27 @@ class Portfolio:
                         self.supervisor.finish(worker)
             self._settle_points()
 
+    def _call_on_update(self) -> bool:
+        """The caller's hook, once; False when it raised: its error is kept (``callback_error``),
+        and the run ends with its best verified plan rather than losing it to the exception."""
+        try:
+            self.on_update(self)
+        except Exception as exc:  # noqa: BLE001 -- the caller's code; its error goes in the result
+            self.callback_error = {"hook": "on_update", "error": f"{type(exc).__name__}: {exc}",
+                                   "traceback": traceback.format_exc()}
+            return False
+        return True
+
     def _result(self) -> PortfolioResult:
         for run in self.runs.values():
             if run.status is Status.PENDING:
                 why = run.note or "the time was up before it could start"
                 run.note = f"never started: {why}"
         self.answers.check_claims()
+        ended_by = self.stop.interrupted or (
+            None if self.callback_error is None else f"on_update raised {self.callback_error['error']}")
         deterministic = None if self.exchange is None else self.exchange.summary(
-            self.stop.interrupted, self.warm, self.stop.stopped_early)
+            ended_by, self.warm, self.stop.stopped_early)
         answer = self.answers.final()
         cost = None if answer.evaluation is None else answer.evaluation.cost
         return PortfolioResult(
@@ -337,7 +354,7 @@ class Portfolio:
                                if starts_cold(b.name, self.options.cold))},
             options={name: dict(values) for name, values in self.option_values.items()},
             options_given={k: dict(v) for k, v in self.options.backend_options.items()},
-            config=self.options.config,
+            config=self.options.config, callback_error=self.callback_error,
         )
 
 
@@ -370,7 +387,9 @@ def run_portfolio(problem: Problem, backends: Sequence[BackendLike], options: Ru
     ``options.cluster`` is not read here: :mod:`portfolio.distributed.session` reads it and hands
     the run its hooks.
 
-    ``on_update(portfolio)`` is called at every turn of the event loop (at least every 0.1 s).
+    ``on_update(portfolio)`` is called at every turn of the event loop (at least every 0.1 s); an
+    exception it raises ends the run there, every worker ended, and the result keeps it
+    (``PortfolioResult.callback_error``) beside the best verified plan.
     ``hold`` and ``keep_open`` are for work done outside this machine (:mod:`portfolio.distributed`):
     a backend ``hold`` gives a reason for waits, and the run goes on while ``keep_open()`` is true
     even with no worker alive (plans come in through :meth:`Portfolio.offer` from ``on_update``).

@@ -272,8 +272,8 @@ class Exchange:
 
     def summary(self, interrupted: Optional[str], warm: Optional["WarmStart"],
                 stopped_early: Optional[str]) -> dict:
-        """Whether the answer is the deterministic one, and why not (``interrupted``: the signal
-        that ended the run; ``warm``: the warm start, whose repair may have been cut short;
+        """Whether the answer is the deterministic one, and why not (``interrupted``: the signal,
+        or the caller's callback error, that ended the run; ``warm``: the warm start, whose repair may have been cut short;
         ``stopped_early``: the run's early stop); the loose best plan becomes the answer when the
         run could not finish its work (it is the best verified plan)."""
         k, total = self._settled, self.points_expected()

@@ -178,6 +178,10 @@ class PortfolioResult:
     options_given: dict[str, dict] = field(default_factory=dict)
     """The options the caller set (a config file, ``--option``, ``backend_options``), per backend,
     including those of backends the run did not use."""
+    callback_error: Optional[dict] = None
+    """What a caller's callback raised (``hook``: ``on_update``, or the API's ``on_improve``;
+    ``error``: its type and message; ``traceback``): it ended the run, which answered with its
+    best verified plan all the same. None when no callback raised."""
 
     @property
     def plan_hash(self) -> Optional[str]:
@@ -288,6 +292,7 @@ class PortfolioResult:
             "options": {k: dict(v) for k, v in self.options.items()},
             "options_given": {k: dict(v) for k, v in self.options_given.items()},
             "config": self.config,
+            "callback_error": self.callback_error,
         }
 
 
