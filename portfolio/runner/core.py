@@ -7,8 +7,10 @@ one worker segfaults. The parent is a single thread with an event loop over the 
 process sentinels; it never blocks on a worker and runs no plugin code beyond ``available()``:
 ``prepare()`` runs in the worker, presolve in a child of its own (see :mod:`.presolving`).
 
-The run is made of parts, each owning its state (docs/architecture.md, "The runner's parts"): the
-loop here owns the workers (:class:`.crew.Crew`), the rows and the hooks, and turns the wheel;
+The run is made of parts, each owning its state and given the run's :class:`.context.RunContext`
+(docs/architecture.md, "The runner's parts"): the loop here owns the workers
+(:class:`.crew.Crew`) and the hooks, and turns the wheel; :class:`.rows.Rows` holds the rows and
+is their one writer;
 :class:`.launch.Launcher` starts workers when :class:`.order.StartOrder` lets them;
 :class:`.supervise.Supervisor` reads and ends them; :class:`.answers.Answers` verifies plans and
 keeps the incumbent and the claims; :class:`.presolving.Presolve` runs presolve;
@@ -28,7 +30,7 @@ from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from ..backend import BackendLike, Status, declared, engine_versions
+from ..backend import BackendLike, declared, engine_versions
 from ..backend_options import check_given, resolve
 from ..evaluate import Evaluation
 from ..options import RunOptions
@@ -37,6 +39,7 @@ from ..registry import start_checks
 from . import contain
 from .answers import FALLBACK, Answers
 from .claims import ClaimBook
+from .context import RunContext
 from .crew import Crew, sample_cpu
 from .deadlines import Clock, deadline_plan
 from .demotion import Demotion
@@ -46,6 +49,7 @@ from .order import StartOrder
 from .presolving import Presolve
 from .priceboard import PriceBoard
 from .result import BackendRun, PortfolioResult
+from .rows import Rows
 from .schedule import Scheduler, core_shares, machine_cores
 from .stopping import StopRules
 from .supervise import Supervisor, kill
@@ -73,10 +77,10 @@ class Portfolio:
     """One portfolio run: its event loop, the parts it is made of, and what a caller's hooks may
     read (``on_update`` gets this object at every turn). Use :func:`run_portfolio`.
 
-    The loop owns the problem, the rows (``runs``: name -> :class:`.result.BackendRun`, which the
-    parts update and a cluster driver may add to), the workers (``crew``) and the hooks; each part
-    owns its own state and is given, when it is made, the parts and values it asks (see the module
-    docstring). For callers: :meth:`now`, :attr:`end`, the incumbent (:meth:`incumbent`,
+    The loop owns the problem, the workers (``crew``) and the hooks; ``runs`` is the rows' table
+    (name -> :class:`.result.BackendRun`, written by :class:`.rows.Rows` only; a cluster driver may
+    add its shards' rows to it); each part owns its own state and is given, when it is made, the
+    run's ``context`` and the parts it asks (see the module docstring). For callers: :meth:`now`, :attr:`end`, the incumbent (:meth:`incumbent`,
     :attr:`best`, :attr:`best_eval`, :attr:`best_backend`), the claims, plans and bounds from
     outside (:meth:`offer`, :meth:`outside_bound`, :meth:`outside_optimal`,
     :meth:`outside_reject`), deterministic mode's progress (:attr:`settled_point`,
@@ -118,21 +122,26 @@ class Portfolio:
         self.scheduler = Scheduler(options.policy, self.cores)
         shares = core_shares([getattr(b.capabilities, "threads", False) for b in self.backends],
                              self.cores)
-        self.runs = {b.name: BackendRun(b.name, seed=options.seed, cores=c)
-                     for b, c in zip(self.backends, shares)}
+        self.rows = Rows(self.clock)   # the rows' one writer
+        for b, c in zip(self.backends, shares):
+            self.rows.add(b.name, seed=options.seed, cores=c)
+        self.runs = self.rows.table
         by_name = {b.name: b for b in self.backends}
         self.crew = Crew()
-        ctx = mp.get_context("fork")
-        shared = SharedBest(ctx, problem.num_nodes)
-        # A timed re-solve's cold part shares only its own plans (see Answers.consider): the warm
-        # plan and what the warm part makes of it never pull it into the old plan's basin.
-        shared_cold: Optional[SharedBest] = (
-            SharedBest(ctx, problem.num_nodes)
-            if options.warm_start is not None and not options.deterministic else None)
-        # in deterministic mode only the exchange points publish the incumbent
-        self.answers = Answers(problem, self.runs, options, self.clock,
-                               None if options.deterministic else shared, shared_cold)
-        self.presolve = Presolve(problem, self.answers, self.clock, ctx, options.deterministic)
+        fork = mp.get_context("fork")
+        work_of = allot_work(self.runs, by_name, options.work_budget) if options.deterministic \
+            else None
+        self.context = RunContext(
+            problem, tuple(self.backends), options, self.option_values, self.clock, self.rows,
+            self.crew, self.scheduler, self.cores, fork, memory_limit,
+            shared=SharedBest(fork, problem.num_nodes),
+            # A timed re-solve's cold part shares only its own plans (see Answers.consider): the
+            # warm plan and what the warm part makes of it never pull it into the old plan's basin.
+            shared_cold=(SharedBest(fork, problem.num_nodes)
+                         if options.warm_start is not None and not options.deterministic else None),
+            work_of=work_of)
+        self.answers = Answers(self.context)
+        self.presolve = Presolve(self.context, self.answers)
         if presolved is not None:   # may settle the run at once
             self.presolve.use(presolved, None)
         # The warm start, repaired when needed, is a plan of the run before any backend starts.
@@ -143,28 +152,21 @@ class Portfolio:
                 # inside), in a child the run's clock ends at the backends' deadline: the run is
                 # never late for it, and says when its answer is then not the deterministic one
                 self.warm = take_warm_start_by(problem, options.warm_start,
-                                               self.clock.soft_deadline, ctx)
+                                               self.clock.soft_deadline, fork)
             else:
                 self.warm = take_warm_start(problem, options.warm_start,
                                             repair_seconds(options.time_limit))
             self.answers.warm_start(self.warm.incumbents())
-        work_of = allot_work(self.runs, by_name, options.work_budget) if options.deterministic \
-            else None
         self.exchange: Optional[Exchange] = None
-        if work_of is not None:
-            self.exchange = Exchange(self.answers, self.runs, by_name, shared, self.clock, options,
-                                     self.option_values, work_of, left_out)
+        if options.deterministic:
+            self.exchange = Exchange(self.context, self.answers, left_out)
             self.exchange.begin(self.answers.best)   # point 0's incumbent: the verified warm start
-        self.order = StartOrder(self.backends, options, self.clock.soft_deadline, self.cores,
-                                self.crew, self.presolve, self.runs, hold)
-        self.demotion = Demotion(self.scheduler, options.honour_demand, options.time_limit,
-                                 self.clock.now)
-        self.stop = StopRules(options, self.clock, self.answers, self.crew, keep_open)
-        self.supervisor = Supervisor(self.crew, self.scheduler, self.clock, options, memory_limit,
-                                     self.answers, self.demotion, self.exchange, self.presolve)
-        self.launcher = Launcher(problem, options, self.option_values, self.clock, ctx, shared,
-                                 shared_cold, self.runs, self.crew, self.order, self.presolve,
-                                 self.answers, self.warm, self.scheduler, self.cores, work_of)
+        self.order = StartOrder(self.context, self.presolve, hold)
+        self.demotion = Demotion(self.context)
+        self.stop = StopRules(self.context, self.answers, keep_open)
+        self.supervisor = Supervisor(self.context, self.answers, self.demotion, self.exchange,
+                                     self.presolve)
+        self.launcher = Launcher(self.context, self.order, self.presolve, self.answers, self.warm)
 
     # ---------------------------------------------------------------- what hooks read
     def now(self) -> float:
@@ -237,8 +239,7 @@ class Portfolio:
             self.answers.own_checks()
             settled = self.stop.ends_early()  # e.g. a tiny instance enumerated: no backend is needed
             if settled:
-                for run in self.runs.values():
-                    run.note = f"the runner settled the instance first: {settled}"
+                self.rows.settled_first(settled)
             else:
                 # even without reduced backends: presolve may settle the instance
                 if self.options.presolve and self.presolve.info is None and \
@@ -249,7 +250,7 @@ class Portfolio:
             self.scheduler.resume_all()
             for worker in self.crew:
                 if not worker.done:
-                    kill(worker)
+                    kill(worker, self.rows)
                     self.supervisor.finish(worker)
             self.presolve.poll(force=True)
             contain.sweep(f"{os.getpid()}:")  # anything any worker started, whatever happened
@@ -299,7 +300,7 @@ class Portfolio:
                 self.scheduler.resume_all()
                 slices_over = True
             for w in live:
-                sample_cpu(w)
+                sample_cpu(w, self.rows)
             self.scheduler.tick(time.monotonic(),
                                 [(w.process.pid, w.run.cpu_seconds or 0.0) for w in live])
             handles = [w.conn for w in live] + [w.process.sentinel for w in live]
@@ -327,10 +328,7 @@ class Portfolio:
         return True
 
     def _result(self) -> PortfolioResult:
-        for run in self.runs.values():
-            if run.status is Status.PENDING:
-                why = run.note or "the time was up before it could start"
-                run.note = f"never started: {why}"
+        self.rows.never_started()
         self.answers.check_claims()
         ended_by = self.stop.interrupted or (
             None if self.callback_error is None else f"on_update raised {self.callback_error['error']}")

@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 import numpy as np
 
 from ..backend import Status
 from ..evaluate import Evaluation
 from .claims import PROVEN, Claim
-
-if TYPE_CHECKING:
-    from .validate import Result
 
 
 PLAN_HASH_CHARS = 16
@@ -59,7 +56,8 @@ class BackendRun:
 
     ``lower_bound`` is the backend's *claimed* bound (validated, not contradicted); ``claims`` keeps
     every claim with its fate. ``disqualified`` means the backend sent something false or malformed;
-    its earlier verified plans stay eligible all the same (a verified plan is verified).
+    its earlier verified plans stay eligible all the same (a verified plan is verified). In a run,
+    only :class:`.rows.Rows` writes a row (its named transitions).
     """
 
     name: str
@@ -123,14 +121,6 @@ class BackendRun:
             "incumbents": [{"time": i.time, "cost": i.cost, "note": i.note} for i in self.incumbents],
             "bounds": [{"time": b.time, "value": b.value, "note": b.note} for b in self.bounds],
         }
-
-
-def reject(run: BackendRun, reason: str, now: float) -> None:
-    """The backend sent something false or malformed: its row says so (``now``: the run's clock).
-    Plans it reported before were verified and stay eligible."""
-    run.status, run.note = Status.REJECTED, reason
-    run.finished = run.finished if run.finished is not None else round(now, 4)
-
 
 
 @dataclass
@@ -294,14 +284,3 @@ class PortfolioResult:
             "config": self.config,
             "callback_error": self.callback_error,
         }
-
-
-def close_row(run: BackendRun, result: Result, now: float) -> None:
-    """A final result reached ``run``'s row: when it ended, and its note (the backend's own, else
-    what the runner noted) with every part of the result the validator dropped. Timed and
-    deterministic runs both end a row this way."""
-    run.finished = round(now, 4)
-    notes = ([result.note] if result.note else ([run.note] if run.note else [])) + [
-        f"dropped: {p}" for p in result.problems]
-    run.note = "; ".join(notes)
-
