@@ -226,6 +226,22 @@ class CrashesAtPoint(Backend):
         return SolveResult(Status.NO_SOLUTION)
 
 
+class StopsOnSafetyNet(Backend):
+    """Passes one exchange point, then returns its plan saying its wall-clock safety net stopped it
+    before its work was spent (``SolveResult.safety_net``), as toulbar2 or the exact LNS may."""
+
+    name = "det-safety-net"
+    meta = BackendMeta(deterministic=True, default=False)
+    capabilities = Capabilities(anytime=True)
+    description = "test backend: stops on its safety net"
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        plan = np.array(problem.min_usage_strategies, dtype=np.int64)
+        report(plan, "least memory")
+        report.work.spend(report.work.exchange)
+        return SolveResult(Status.FEASIBLE, plan, note="the clock stopped it", safety_net=True)
+
+
 class NotDeterministic(Backend):
     """An ordinary (timed) backend: left out of deterministic runs."""
 
@@ -244,4 +260,5 @@ SEARCHES = [NodeSearch, EdgeSearch, BlockSearch]
 @hookimpl
 def portfolio_backends() -> list:
     return [NodeSearch(), EdgeSearch(), BlockSearch(), Jumper(), Exact(), TwinA(), TwinB(),
-            NotDeterministic(), NeverSpends(), SleepsAtPoint(), CrashesAtPoint()]
+            NotDeterministic(), NeverSpends(), SleepsAtPoint(), CrashesAtPoint(),
+            StopsOnSafetyNet()]

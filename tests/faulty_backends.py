@@ -317,3 +317,38 @@ class RandomSpin(Spin):
 NEW = [ClaimsInfeasible(), QuickFalseOptimum(), OptimumThenFalseBound(), FloodsReports(),
        SendsGarbage(), PrepareHangs(), PrepareRaises(), PrepareSegfaults(), Spin(), Spin("spin-2")]
 ALL.extend(NEW)
+
+
+# ---------------------------------------------------------------------------------------- issue 47
+class StopsOnSafetyNet(_Test):
+    """Returns the least-memory plan saying its wall-clock safety net stopped it
+    (``SolveResult.safety_net``), in a timed run too."""
+
+    name = "safety-net-stop"
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        return SolveResult(Status.FEASIBLE, np.array(problem.min_usage_strategies),
+                           note="the clock stopped it", safety_net=True)
+
+
+class ClaimsBound(_Test):
+    """Not exact: claims ``bound`` as a lower bound, with no plan of its own (so that whoever finds
+    a plan of that cost is not its finder)."""
+
+    capabilities = Capabilities()
+
+    def __init__(self, bound, name="claims-bound"):
+        self.bound, self.name = bound, name
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        return SolveResult(Status.NO_SOLUTION, lower_bound=self.bound, note="a bound, no plan")
+
+
+class ClaimsOptimal(BruteForce):
+    """Not exact: enumerates the optimum (a true claim) and returns it as ``OPTIMAL``."""
+
+    name = "claims-optimal"
+    capabilities = Capabilities()
+
+
+ALL.extend([StopsOnSafetyNet(), ClaimsOptimal()])

@@ -179,16 +179,6 @@ def test_on_improve_in_the_callers_thread_with_falling_verified_costs():
     assert [s for *_, s in calls] == sorted(s for *_, s in calls)
 
 
-def test_an_exception_in_on_improve_ends_the_run_and_propagates(bundled_example):
-    def stop(*_):
-        raise KeyError("enough")
-
-    with pytest.raises(KeyError, match="enough"):
-        portfolio.solve(bundled_example, time_limit=10, backends=["localsearch"], exhaustive=False,
-                        on_improve=stop)
-    assert _children() == []
-
-
 def test_no_child_process_is_left(bundled_example):
     result = portfolio.solve(bundled_example, time_limit=3, backends=["greedy", "localsearch"],
                              exhaustive=False)

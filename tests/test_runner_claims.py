@@ -80,14 +80,55 @@ def test_float_bound_is_rounded_down_and_recorded_as_a_claim(example):
     assert [(c.kind, c.value, c.false) for c in result.claims] == [("lower-bound", 304, False)]
 
 
-def test_bound_meeting_the_plan_from_another_backend_is_a_proof(example):
+def test_bound_meeting_the_plan_from_another_backend_is_a_claim_unless_exact(example):
+    """Issue 47: a backend that does not declare ``exact`` cannot prove; its bound meeting another
+    backend's plan stays its claim (an exact one proves: test_runner_bounds)."""
     result = run_portfolio(example, [fb.OddBound(OPTIMUM, "bounder"), fb.Enumerate()],
                            RunOptions(time_limit=4.0, early_stop=False))
-    assert result.cost == OPTIMUM
+    assert result.cost == OPTIMUM and not result.proven_optimal
     if result.winner == "enumerate":
-        assert result.proof == "proven optimal: plan by enumerate meets the bound of bounder"
+        assert result.proof == ("claimed optimal by bounder (not exact): plan by enumerate meets "
+                                "its bound")
     else:  # both found 305; the bounder's own plan meets only its own bound
         assert result.proof == "claimed optimal by bounder"
+
+
+def test_a_non_exact_bound_is_a_claim_in_the_api_and_the_text(example):
+    """Issue 47: a backend without ``exact`` claims the optimum's cost as its bound, and another
+    finds the plan: the API's ``optimal`` stays False and every text says claim."""
+    import portfolio
+
+    result = portfolio.solve(example, time_limit=3, exhaustive=False, early_stop=False,
+                             backends=[fb.ClaimsBound(OPTIMUM), fb.Enumerate()])
+    assert result.cost == OPTIMUM and result.winner == "enumerate"
+    assert not result.optimal and result.status == "feasible" and result.lower_bound == OPTIMUM
+    assert result.proof == ("claimed optimal by claims-bound (not exact): plan by enumerate meets "
+                            "its bound")
+    assert result.run.bound_text() == ("lower bound 305 claimed by claims-bound (not exact), gap "
+                                       "to bound 0.000 %")
+    assert result.to_dict()["optimal"] is False
+
+
+def test_two_non_exact_bounds_that_agree_prove_nothing(example):
+    result = run_portfolio(example, [fb.ClaimsBound(OPTIMUM, "a"), fb.ClaimsBound(OPTIMUM, "b"),
+                                     fb.Enumerate()], RunOptions(time_limit=3.0, early_stop=False))
+    assert result.cost == OPTIMUM and not result.proven_optimal
+    assert result.proof.startswith("claimed optimal by a and b (not exact)"), result.proof
+
+
+def test_a_bench_row_is_optimal_only_by_an_exact_claim(bundled_example, monkeypatch):
+    """A non-exact backend's true ``OPTIMAL`` makes a bench row ``feasible``, an exact one's
+    ``optimal`` (bench keeps each configuration's own rows: no exhaustive scoring)."""
+    from portfolio.bench.plan import Task
+    from portfolio.bench.task import solve_task
+
+    monkeypatch.delenv("PORTFOLIO_PLUGINS", raising=False)
+    rows = {name: solve_task(Task("example", str(bundled_example), name, (name,), 0, 0, 3.0, 1,
+                                  plugins="faulty_backends"))
+            for name in ("claims-optimal", "bruteforce")}
+    assert rows["claims-optimal"]["cost"] == rows["bruteforce"]["cost"] == OPTIMUM
+    assert rows["claims-optimal"]["status"] == "feasible", rows["claims-optimal"]
+    assert rows["bruteforce"]["status"] == "optimal"
 
 
 @pytest.mark.parametrize("message, words", [

@@ -8,7 +8,11 @@ method calls. Read from the source with ``ast`` (nothing is imported), three rul
 (b) no module reads a private attribute of anything but ``self``/``cls`` (``part._state`` is the
     part's own business: ask it through a method);
 (c) no module imports a private name from a sibling (``from .launch import _Presolve``): a shared
-    name is public, a private one stays in its module.
+    name is public, a private one stays in its module;
+(d) a backend run's row (:class:`~portfolio.runner.result.BackendRun`) has one writer, its owner
+    :class:`~portfolio.runner.rows.Rows` (``rows.py``): no other module assigns a row's field
+    (``run.status = ...``, ``run.note += ...``) or changes a list of it (``run.claims.append``), so
+    the next rule about a row's status is written in one place (issue 47).
 """
 
 from __future__ import annotations
@@ -40,6 +44,59 @@ def _bases(tree: ast.Module) -> dict[str, list[str]]:
                               b.attr if isinstance(b, ast.Attribute) else ast.unparse(b)
                               for b in node.bases] + [k.arg or "**" for k in node.keywords]
     return out
+
+
+ROW_OWNER = "rows.py"
+"""The one module that writes the rows (rule (d))."""
+
+LIST_CHANGES = {"append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse"}
+
+
+def _row_fields() -> set[str]:
+    """The fields of a backend run's row, read from ``result.py``'s ``BackendRun``."""
+    tree = ast.parse((RUNNER / "result.py").read_text())
+    cls = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "BackendRun")
+    return {n.target.id for n in cls.body
+            if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+
+
+def _written(node: ast.AST) -> list[ast.Attribute]:
+    """The attributes ``node`` assigns (tuple targets included) or whose list it changes."""
+    targets: list[ast.AST] = []
+    if isinstance(node, ast.Assign):
+        targets = list(node.targets)
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        targets = [node.target]
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr in LIST_CHANGES and isinstance(node.func.value, ast.Attribute):
+        targets = [node.func.value]
+    out: list[ast.Attribute] = []
+    while targets:
+        target = targets.pop()
+        if isinstance(target, (ast.Tuple, ast.List)):
+            targets.extend(target.elts)
+        elif isinstance(target, ast.Starred):
+            targets.append(target.value)
+        elif isinstance(target, ast.Attribute):
+            out.append(target)
+    return out
+
+
+def row_writes(folder: Path, fields: set[str]) -> list[str]:
+    """Every write of a row's field outside its owner (rule (d)): ``x.field = ...`` with ``field``
+    one of ``fields`` and ``x`` not ``self``/``cls`` (a class's own attribute of the same name)."""
+    out = []
+    for path in sorted(folder.glob("*.py")):
+        if path.name == ROW_OWNER:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            for target in _written(node):
+                owner = target.value
+                if target.attr in fields and not (isinstance(owner, ast.Name)
+                                                  and owner.id in ("self", "cls")):
+                    out.append(f"{path.name}:{node.lineno}: (d) {ast.unparse(target)} written "
+                               f"outside {ROW_OWNER}")
+    return sorted(set(out))
 
 
 def violations(folder: Path) -> list[str]:
@@ -80,6 +137,34 @@ def test_the_runner_is_made_of_parts():
     assert RUNNER.is_dir()
     found = violations(RUNNER)
     assert found == [], "\n".join(found)
+
+
+def test_only_the_rows_write_a_row():
+    fields = _row_fields()
+    assert {"status", "note", "safety_net", "claims", "lower_bound"} <= fields
+    assert (RUNNER / ROW_OWNER).is_file()
+    found = row_writes(RUNNER, fields)
+    assert found == [], "\n".join(found)
+
+
+@pytest.mark.parametrize("source", [
+    "def f(run):\n    run.status = 1\n", "def f(run):\n    run.note += 'x'\n",
+    "def f(w):\n    w.run.phase, x = 'solve', 1\n", "def f(run, c):\n    run.claims.append(c)\n",
+    "def f(run):\n    run.safety_net: bool = True\n",
+])
+def test_the_row_rule_catches_each_write(tmp_path, source):
+    (tmp_path / "launch.py").write_text(source)
+    (tmp_path / ROW_OWNER).write_text(source)    # the owner may
+    found = row_writes(tmp_path, {"status", "note", "phase", "claims", "safety_net"})
+    assert len(found) == 1 and found[0].startswith("launch.py:2: (d)"), found
+
+
+def test_the_row_rule_lets_others_be(tmp_path):
+    (tmp_path / "crew.py").write_text(
+        "class Worker:\n    def __init__(self):\n        self.status = 1\n"
+        "def f(worker, run, track):\n    worker.done = True\n    track.ended = True\n"
+        "    x = run.status\n    run.claims.count(1)\n")
+    assert row_writes(tmp_path, {"status", "note", "claims"}) == []
 
 
 def test_portfolio_composes_its_parts():

@@ -147,13 +147,27 @@ def three_plans():
                         capacity=Capacity.uniform(10))
 
 
+def ran(plan, claims=(), winner="finder", infeasible_by=None):
+    """A run's result as the tradeoff reads it: its plan, its standing claims, who found the plan
+    (a row of backend ``finder``), whether an exact backend claimed the budget infeasible."""
+    return SimpleNamespace(solution=None if plan is None else np.array(plan), claims=list(claims),
+                           best_bound=max(claims, key=lambda c: (c.value, c.exact), default=None),
+                           winner=winner, runs={winner: SimpleNamespace(backend=winner)},
+                           infeasible_proven_by=infeasible_by)
+
+
+def bound(value, source, exact):
+    from portfolio.runner.claims import LOWER_BOUND, Claim
+
+    return Claim(LOWER_BOUND, source, source, value, 1.0, exact)
+
+
 def test_a_cheaper_plan_from_a_larger_budgets_run_is_told_and_marked(monkeypatch):
     problem = three_plans()
     answers = {10: [0, 0], 20: [1, 0]}   # the run at 10 misses [1, 0]; the run at 20 finds it
 
     def fake_run(prob, budget, backends, options, seconds, warm):
-        return SimpleNamespace(solution=np.array(answers[budget]), best_bound=None,
-                               infeasible_proven_by=None)
+        return ran(answers[budget])
 
     monkeypatch.setattr(tradeoff_module, "_one_run", fake_run)
     told = []
@@ -173,8 +187,7 @@ def test_a_cheaper_plan_from_a_larger_budgets_run_is_told_and_marked(monkeypatch
 
 def test_an_equal_cost_is_credited_to_the_budgets_own_run(monkeypatch):
     problem = three_plans()
-    monkeypatch.setattr(tradeoff_module, "_one_run", lambda prob, budget, *a: SimpleNamespace(
-        solution=np.array([1, 0]), best_bound=None, infeasible_proven_by=None))
+    monkeypatch.setattr(tradeoff_module, "_one_run", lambda prob, budget, *a: ran([1, 0]))
     out = tradeoff_module.run_tradeoff(problem, [], RunOptions(10, presolve=False), [10, 12])
     assert [p.source for p in out.points] == ["own", "own"]
     assert not any(p.taken_over_run for p in out.points)
@@ -184,13 +197,80 @@ def test_budgets_below_the_certified_least_peak_are_not_solved(monkeypatch):
     problem = three_plans()   # every plan peaks at 8 or more
     calls = []
     monkeypatch.setattr(tradeoff_module, "_one_run", lambda prob, budget, *a: calls.append(budget)
-                        or SimpleNamespace(solution=np.array([0, 0]), best_bound=None,
-                                           infeasible_proven_by=None))
+                        or ran([0, 0]))
     told = []
     out = tradeoff_module.run_tradeoff(problem, [], RunOptions(10, presolve=False), [7, 8],
                                        on_point=lambda p: told.append(progress_line(p)))
     assert calls == [8] and out.points[0].status == "infeasible"
     assert "below the certified least peak 8" in told[0]
+
+
+# ------------------------------------------------------------------------------------- proof words
+def trade(monkeypatch, results: dict, budgets: list[int], told: list = None):
+    """The tradeoff of ``three_plans`` at ``budgets``, each budget's run answering ``results``."""
+    monkeypatch.setattr(tradeoff_module, "_one_run", lambda prob, budget, *a: results[budget])
+    return tradeoff_module.run_tradeoff(
+        three_plans(), [], RunOptions(10, presolve=False), budgets,
+        on_point=None if told is None else lambda p: told.append(progress_line(p)))
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_a_point_is_optimal_only_by_an_exact_bound(monkeypatch, exact):
+    """Issue 47: the runner's rule per point. ``bounder`` (exact or not) claims 10 at budget 10,
+    where ``finder``'s plan [1, 0] costs 10."""
+    out = trade(monkeypatch, {10: ran([1, 0], [bound(10, "bounder", exact)])}, [10])
+    point = out.points[0]
+    assert (point.cost, point.bound, point.bound_by, point.bound_exact) == (10, 10, "bounder", exact)
+    if exact:
+        assert point.status == "optimal" and point.claim is None
+        assert point.proof == "proven optimal: plan by finder meets the bound of bounder"
+    else:
+        assert point.status == "feasible" and point.proof is None
+        assert point.claim == "claimed optimal by bounder (not exact): plan by finder meets its bound"
+    row = out.to_dict()["rows"][0]
+    assert row["status"] == point.status and row["claim"] == point.claim
+    assert row["bound_exact"] is exact
+
+
+def test_a_bound_a_cheaper_verified_plan_contradicts_is_flagged_and_left_out(monkeypatch):
+    """The run at 12 claims 10 (exact), but the run at 14 finds [1, 1], cost 0 at peak 12: the
+    bound is false at 12, and carried down it would have called budget 10 optimal."""
+    out = trade(monkeypatch, {10: ran([1, 0]), 12: ran([1, 0], [bound(10, "bounder", True)]),
+                              14: ran([1, 1])}, [10, 12, 14])
+    at10, at12, at14 = out.points
+    assert (at12.cost, at12.status, at12.bound) == (0, "feasible", None)
+    assert at12.false_bounds == ["lower bound 10 by bounder (run at budget 12) is false: a plan of "
+                                 "cost 0 (peak 12) fits budget 12"]
+    assert (at10.cost, at10.status, at10.bound) == (10, "feasible", None)   # not carried down
+    assert at14.bound is None and at14.false_bounds == []
+    rows = out.to_dict()["rows"]
+    assert rows[1]["false_bounds"] == at12.false_bounds
+    assert any("is false" in line for line in footnotes(out.to_dict()))
+
+
+def test_an_exact_bound_carried_from_a_larger_budget_proves_a_smaller_one(monkeypatch):
+    out = trade(monkeypatch, {10: ran([1, 0]), 12: ran([1, 0], [bound(10, "bounder", True)])},
+                [10, 12])
+    assert [(p.cost, p.status, p.bound) for p in out.points] == [(10, "optimal", 10),
+                                                                 (10, "optimal", 10)]
+
+
+def test_an_infeasible_point_is_refuted_by_a_plan_found_later(monkeypatch):
+    """The run at 10 ends with an exact backend's infeasibility claim; the run at 12 finds [1, 0],
+    peak 10: it fits budget 10, so budget 10 is not infeasible. (No least-peak plan here: it
+    would fit budget 10 and refute the claim at once.)"""
+    monkeypatch.setattr(tradeoff_module, "least_peak_plan", lambda problem: None)
+    told: list[str] = []
+    out = trade(monkeypatch, {10: ran(None, infeasible_by="liar"), 12: ran([1, 0])}, [10, 12],
+                told)
+    low = out.points[0]
+    assert (low.status, low.cost, low.peak) == ("feasible", 10, 10)
+    assert low.refuted == ("infeasible (claimed by liar) refuted: the plan of the run at budget "
+                           "12 (peak 10) fits")
+    assert told[0].startswith("budget 10 (1.000x the limit): infeasible (claimed by liar)")
+    assert "now 10: infeasible (claimed by liar) refuted" in told[-1], told
+    assert out.to_dict()["rows"][0]["refuted"] == low.refuted
+    assert any("refuted" in line for line in footnotes(out.to_dict()))
 
 
 # ------------------------------------------------------------------------------------------ report

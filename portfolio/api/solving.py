@@ -15,6 +15,7 @@ import math
 import os
 import threading
 import time
+import traceback
 from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Union
@@ -265,7 +266,8 @@ class SolveResult:
     lower_bound: Optional[int]
     """The best standing lower bound any source claimed (None when none did)."""
     optimal: bool
-    """Proven optimal and verified (a lone backend's claim about its own plan is not enough)."""
+    """Proven optimal and verified: by the runner's own proof or an ``exact`` backend's bound (a
+    lone backend's claim about its own plan is not enough, nor a backend that is not exact)."""
     winner: Optional[str]
     elapsed: float
     """Seconds from the call to the end of the run, loading included."""
@@ -297,6 +299,10 @@ class SolveResult:
     ``distribution``, ``version`` and ``via`` (how it came); empty when only built-ins ran."""
     plugins_env: Optional[str] = field(default=None, repr=False, compare=False)
     """``PORTFOLIO_PLUGINS`` when the backends were chosen (None: not set)."""
+    callback_error: Optional[dict] = field(default=None, repr=False, compare=False)
+    """What ``on_improve`` raised (``hook``, ``error``, ``traceback``; the runner's
+    ``callback_error``): it ended the run, whose best verified plan is this result's all the
+    same. None when it did not raise."""
     memory: Optional[dict] = field(default=None, repr=False, compare=False)
     """Memory budgets (docs/budgets.md): when no plan fits, why, about one time point (``time``;
     ``bound``: the certified least peak, ``best``: the least-memory plan found, its peak and its top
@@ -315,7 +321,8 @@ class SolveResult:
                 "deterministic": self.deterministic, "engines": dict(self.run.engines),
                 "warm_start": self.warm_start, "memory": self.memory,
                 "outside_backends": [dict(o) for o in self.outside_backends],
-                "plugins_env": self.plugins_env, "run": self.run.to_dict(), "cluster": self.cluster}
+                "plugins_env": self.plugins_env, "run": self.run.to_dict(), "cluster": self.cluster,
+                "callback_error": self.callback_error}
 
 
 def _summary(result: PortfolioResult, elapsed: float, expand: Callable[[Any], Any],
@@ -335,7 +342,8 @@ def _summary(result: PortfolioResult, elapsed: float, expand: Callable[[Any], An
         deterministic=result.deterministic, run=result, cluster=cluster,
         warm_start=None if warm is None else warm.describe(result.warm_start), memory=result.memory,
         outside_backends=[] if picked is None else picked.took_part(result),
-        plugins_env=None if picked is None else picked.plugins_env)
+        plugins_env=None if picked is None else picked.plugins_env,
+        callback_error=result.callback_error)
 
 
 class _Improvements:
@@ -344,11 +352,16 @@ class _Improvements:
 
     def __init__(self, on_improve: OnImprove, start: float, expand: Callable[[Any], Any]) -> None:
         self.on_improve, self.start, self.cost, self.expand = on_improve, start, None, expand
+        self.raised = False   # on_improve raised (the runner ends the run and keeps the error)
 
     def _tell(self, cost: int, plan: Any, source: str) -> None:
         self.cost = cost
-        self.on_improve(cost, [int(s) for s in self.expand(plan)], source,
-                        time.monotonic() - self.start)
+        try:
+            self.on_improve(cost, [int(s) for s in self.expand(plan)], source,
+                            time.monotonic() - self.start)
+        except Exception:
+            self.raised = True
+            raise
 
     def __call__(self, runner: Portfolio) -> None:
         found = runner.incumbent()
@@ -357,9 +370,17 @@ class _Improvements:
 
     def last(self, result: PortfolioResult) -> None:
         """The answer, when the loop ended before it could be told (a tiny instance settled first,
-        a plan accepted in the last turn)."""
-        if result.cost is not None and (self.cost is None or result.cost < self.cost):
-            self._tell(result.cost, result.solution, result.winner or "runner")
+        a plan accepted in the last turn); what ``on_improve`` raised, in the result either way
+        (``callback_error``, named ``on_improve``): the answer is never lost to it."""
+        if result.callback_error is None and result.cost is not None and (
+                self.cost is None or result.cost < self.cost):
+            try:
+                self._tell(result.cost, result.solution, result.winner or "runner")
+            except Exception as exc:  # noqa: BLE001 -- the caller's code; kept with the answer
+                result.callback_error = {"hook": "on_improve", "error": f"{type(exc).__name__}: "
+                                         f"{exc}", "traceback": traceback.format_exc()}
+        elif result.callback_error is not None and self.raised:   # the runner caught it
+            result.callback_error["hook"] = "on_improve"
 
 
 def _cluster(problem: ProblemLike, scheduler: Optional[str], workers: Optional[int],
@@ -405,7 +426,8 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
     installed); None, the CLI's default set. ``on_improve(cost, plan,
     backend, seconds)`` is called in this thread with each cheaper verified plan (plans, here and in
     the result, in the caller's node order: an XLA request's own, followers included); an exception it
-    raises ends the run (every worker is ended) and propagates. ``memory_limit``: bytes per
+    raises ends the run (every worker is ended), and the result comes back with its best verified
+    plan and the error in ``callback_error``. ``memory_limit``: bytes per
     backend, None for no cap, ``"default"`` for the CLI's share of the RAM. ``warm_start``: a plan to
     start from (in the caller's node order), or the path of a file holding one (a JSON list, a
     ``--json`` result, contest output); an XLA request's own ``s_hint`` when None. The answer is

@@ -31,8 +31,9 @@ def tradeoff(problem: ProblemLike, *, time_limit: Optional[float] = None, budget
              assignments: Sequence[str] = ()) -> dict:
     """Solve ``problem`` at several memory budgets within ``time_limit`` seconds in all (None: 60)
     and return the document ``portfolio tradeoff --json`` prints: ``rows`` (``budget``, ``cost``,
-    ``bound``, ``status``, ``plan`` in the caller's node order, ``peak``, ``found_at``, ``source``,
-    ``run_cost``, ``own_limit``, and the curve's ``multiple``, ``cost_vs_limit_percent``,
+    ``bound`` (``bound_by``, ``bound_exact``), ``status`` (``optimal`` only by a bound that proves:
+    ``proof``; else ``claim``), ``false_bounds``, ``refuted``, ``plan`` in the caller's node
+    order, ``peak``, ``found_at``, ``source``, ``run_cost``, ``own_limit``, and the curve's ``multiple``, ``cost_vs_limit_percent``,
     ``saved``, ``saved_per_gib``, ``saved_per_limit_percent``), ``least_peak_bound``, ``limit``,
     ``notes`` (docs/budgets.md).
 

@@ -83,11 +83,11 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
 
     Runs in the task's child process; exceptions propagate to the caller.
     """
-    from ..backend import Status
     from ..io import load_problem
     from ..options import RunOptions
     from ..registry import Registry
     from ..runner import run_portfolio
+    from ..runner.claims import OPTIMAL
 
     start = time.monotonic() if start is None else start
     if task.plugins is None:
@@ -117,9 +117,11 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
             trace.append({"time": round(result.elapsed, 4), "cost": int(result.cost),
                           "backend": result.winner})
     bounds = [r.lower_bound for r in runs if r.lower_bound is not None and not r.disqualified]
-    proven = [r for r in runs if r.status is Status.OPTIMAL and not r.disqualified]
+    # an exact backend's standing optimality claim (it meets the verified answer: a claim above
+    # it would be false), or the runner's own proof (presolve settled the instance); a backend
+    # that is not exact only claims
+    proven = [c for c in result.claims if c.kind == OPTIMAL and c.exact and not c.false]
     if result.solution is not None:
-        # a backend's standing claim, or the runner's own proof (presolve settled the instance)
         optimal = bool(proven) or result.proven_optimal
         status = "optimal" if optimal else "feasible"
         if optimal:
@@ -161,6 +163,8 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
         "deterministic": result.deterministic,   # the mode's record (complete, reason...); None: timed
         "outside_backends": outside,   # the backends of other distributions that took part
         "plugins_env": task.plugins,   # PORTFOLIO_PLUGINS where the task ran
+        # False: not the deterministic answer (a safety net fired...): its cost depends on the load
+        "complete": None if result.deterministic is None else bool(result.deterministic["complete"]),
         "error": None,
         "solution": None if result.solution is None else [int(s) for s in result.solution],
     }

@@ -225,9 +225,13 @@ def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | No
 
 def _print_tracebacks(result: Any) -> None:
     """``--debug``: the whole traceback of every backend that raised (the table shows the last
-    line), on stderr, before the table."""
+    line), and of a callback of the run's that raised, on stderr, before the table."""
     from rich.markup import escape
 
+    if result.callback_error is not None:
+        console.print(f"[red]traceback of {result.callback_error['hook']}[/]:", highlight=False)
+        console.print(result.callback_error["traceback"], highlight=False, soft_wrap=True,
+                      markup=False)
     for run in result.runs.values():
         if run.traceback:
             console.print(f"[red]traceback of {escape(run.name)}[/] ({escape(run.note)}):",
@@ -301,6 +305,11 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
         if outside:
             console.print(f"outside backends in this run: {outside_text(outside)}",
                           highlight=False, soft_wrap=True)
+    if result.callback_error is not None:   # said even with --quiet: the run was cut short
+        error = result.callback_error
+        console.print(f"[red]error:[/] {error['hook']} raised {error['error']}; the run ended there "
+                      f"with its best verified plan (--debug: the traceback)", highlight=False,
+                      soft_wrap=True)
     if det is not None and not det["complete"]:  # said even with --quiet: the plan may differ
         console.print(f"[yellow]warning:[/] not the deterministic answer: {det['reason']}",
                       highlight=False, soft_wrap=True)
@@ -356,7 +365,8 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
               help="Re-solve: a JSON list giving, per node of PROBLEM, its node's index in PLAN "
               "(-1: a new node), for problems of different sizes without names.")
 @click.option("--debug", is_flag=True, help="Print the whole traceback of each backend that "
-              "raised (the table shows its last line; --json has it per backend as 'traceback').")
+              "raised (the table shows its last line; --json has it per backend as 'traceback'), "
+              "and of a run's callback that raised ('callback_error').")
 @click.option("--objective", type=click.Choice(["cost", "peak"]), default="cost",
               show_default=True, help="cost: the cheapest plan under the memory limit. peak: the "
               "plan with the least peak memory (ties broken by cost), whatever the limit, with its "

@@ -30,12 +30,18 @@ def progress_line(point: Any) -> str:
     last line of each budget and the table agree."""
     where = f"budget {point.budget:,}" + ("" if point.multiple is None else
                                           f" ({point.multiple:.3f}x the limit)")
+    if point.revised and point.refuted:
+        return f"{where}: now {point.cost:,}: {point.refuted}, and is taken"
     if point.revised:
         return (f"{where}: now {point.cost:,}: a cheaper plan of {_origin(point)} (peak "
                 f"{point.peak:,}) fits it, and is taken")
     text = f"{where}: {point.status}" + ("" if point.cost is None else f", cost {point.cost:,}")
     if point.status == "infeasible" and point.proof:
         text += f" ({point.proof})"
+    if point.claim:
+        text += f" ({point.claim})"
+    for false in point.false_bounds:
+        text += f"; {false}: left out"
     if point.taken_over_run:
         own = "no plan" if point.run_cost is None else f"{point.run_cost:,}"
         text += (f"; the plan of {_origin(point)} (peak {point.peak:,}) fits and is cheaper than "

@@ -185,6 +185,8 @@ def main() -> int:
                  "bound": None if bound is None else int(bound.value),
                  "bound_exact": bool(bound.exact) if bound is not None else False,
                  "interrupted": result.interrupted, "elapsed": round(time.monotonic() - start, 3),
+                 **({} if result.callback_error is None else   # the shard's hook failed: it ended
+                    {"note": f"the shard's hook raised {result.callback_error['error']}"[:500]}),
                  "received": hook.received[-200:], "refused": hook.refused[:5],
                  "runs": [{"name": r.name, "status": r.status.value, "best": r.best_cost, "note": r.note[:200]}
                           for r in result.runs.values()]})

@@ -44,11 +44,8 @@ STOP_GAP = 0.0005
 
 
 class _Fits(Exception):
-    """Raised from a probe's ``on_update`` at its first plan that fits: ends the run."""
-
-    def __init__(self, plan: np.ndarray) -> None:
-        super().__init__("a plan fits")
-        self.plan = plan
+    """Raised from a probe's ``on_update`` at its first plan that fits: ends the run (the runner
+    answers with ``callback_error`` set; the plan is kept by the hook)."""
 
 
 def _probe(problem: Problem, budget: Optional[int], backends: Sequence[Any], options: RunOptions,
@@ -59,6 +56,7 @@ def _probe(problem: Problem, budget: Optional[int], backends: Sequence[Any], opt
 
     sub = at_budget(problem, budget)
     seen: list[Optional[int]] = [None]
+    fit: list[Optional[np.ndarray]] = [None]
 
     def first_fit(runner: Any) -> None:
         found = runner.incumbent()
@@ -67,14 +65,14 @@ def _probe(problem: Problem, budget: Optional[int], backends: Sequence[Any], opt
         seen[0] = found[0]
         ev = evaluate(sub, found[1])
         if ev.feasible and not ev.has_forbidden:
-            raise _Fits(np.asarray(found[1], dtype=np.int64))
+            fit[0] = np.asarray(found[1], dtype=np.int64)
+            raise _Fits("a plan fits")
 
     opts = replace(options, objective="cost", time_limit=seconds, start=time.monotonic(),
                    warm_start=warm)
-    try:
-        result = run_portfolio(sub, backends, opts, on_update=first_fit)
-    except _Fits as fits:
-        return fits.plan, None
+    result = run_portfolio(sub, backends, opts, on_update=first_fit)
+    if fit[0] is not None:
+        return fit[0], None
     if result.solution is not None:
         ev = evaluate(sub, result.solution)
         if ev.feasible and not ev.has_forbidden:

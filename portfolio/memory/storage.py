@@ -19,6 +19,10 @@ CURVE_FIELDS = ("multiple", "cost_vs_limit_percent", "saved", "saved_per_gib",
 """The curve's fields of a row (:func:`portfolio.report.tradeoff.curve_fields`), saved as they were
 printed; ``portfolio report`` computes them again from the budgets and costs."""
 
+PROOF_FIELDS = ("bound_by", "bound_exact", "claim", "false_bounds", "refuted")
+"""Who the row's bound is from and whether it can prove, a bound that meets the cost without
+proving it, the bounds a cheaper plan contradicts, a refuted infeasibility (``TradeoffPoint``)."""
+
 
 def default_name(problem: str) -> str:
     stamp = _dt.datetime.now().strftime("%Y%m%d-%H%M%S")
@@ -39,6 +43,7 @@ def rows_of(doc: dict, path: str, seed: int) -> list[dict]:
                      "budget": r["budget"], "peak": r["peak"], "found_at": r["found_at"],
                      "source": r.get("source"), "run_cost": r.get("run_cost"),
                      "own_limit": r["own_limit"], "proof": r["proof"],
+                     **{k: r.get(k) for k in PROOF_FIELDS},
                      **{k: r.get(k) for k in CURVE_FIELDS}})
     return rows
 

@@ -14,6 +14,14 @@ Such a plan may come from a larger budget's run (its peak happened to fit): ``so
 each point's plan comes from, ``run_cost`` what the point's own run found, and ``on_point`` is told
 again whenever a later run makes an earlier point cheaper, so that no cost changes silently.
 Lower bounds run the other way: a bound on the cost at a budget also bounds every smaller budget.
+
+Proof words follow the runner's rule (:meth:`portfolio.runner.claims.ClaimBook.verdict`), per
+point: a point is ``optimal`` only when the runner's own proof or an ``exact`` backend's bound meets
+its cost; another bound that meets it is named as that backend's ``claim``. A run's bounds were
+checked against that run's plans only, so each is checked again against every plan that fits its
+budget: one a cheaper verified plan contradicts is listed in ``false_bounds`` and left out (never
+carried down). A budget claimed infeasible is checked against every plan too: one that fits
+``refuted`` it.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from ..adapters.naming import NodeNaming
 from ..evaluate import evaluate
 from ..options import RunOptions
 from ..problem import Problem
+from ..runner.claims import Claim, ClaimBook, PROVEN
 from .bound import PeakBound, least_peak_bound
 from .budgets import POINTS, at_budget, default_budgets
 from .explain import least_peak_plan
@@ -48,8 +57,12 @@ whose peak fits), the first run with no limit, or the least-memory plan."""
 class TradeoffPoint:
     """One budget's answer: the cheapest verified plan that fits (``cost``, ``plan``; ``peak`` its
     peak, ``found_at`` the budget whose run found it, ``source`` one of ``SOURCES``), the best
-    standing lower bound on the cost at this budget, and ``status``: ``optimal`` (cost meets
-    bound), ``feasible``, ``infeasible`` (``proof`` says why) or ``none`` (no plan found in time).
+    standing lower bound on the cost at this budget (``bound_by`` its source, ``bound_exact``
+    whether that source can prove), and ``status``: ``optimal`` (a bound that proves meets the
+    cost: ``proof`` says whose), ``feasible`` (``claim`` names a bound that meets the cost without
+    proving it), ``infeasible`` (``proof`` says why) or ``none`` (no plan found in time).
+    ``false_bounds`` are the bounds of this budget's run that a cheaper verified plan
+    contradicts (left out); ``refuted`` says which plan refuted an ``infeasible``.
     ``run_cost`` is the cost of the plan this budget's own run answered (None: no run, or none
     found); ``revised`` is True only while ``on_point`` is told of a later, cheaper plan;
     ``multiple`` is the budget over the file's limit (None without one)."""
@@ -68,6 +81,13 @@ class TradeoffPoint:
     source: Optional[str] = None
     revised: bool = False
     multiple: Optional[float] = None
+    bound_by: Optional[str] = None
+    bound_exact: Optional[bool] = None
+    claim: Optional[str] = None
+    false_bounds: list[str] = field(default_factory=list)
+    refuted: Optional[str] = None
+    claims: list[Claim] = field(default_factory=list, repr=False)
+    """The standing bound claims of this budget's own run (checked again here: ``false_bounds``)."""
 
     @property
     def taken_over_run(self) -> bool:
@@ -80,7 +100,9 @@ class TradeoffPoint:
         return {"budget": self.budget, "cost": self.cost, "bound": self.bound,
                 "status": self.status, "plan": self.plan, "peak": self.peak,
                 "found_at": self.found_at, "source": self.source, "run_cost": self.run_cost,
-                "proof": self.proof, "seconds": round(self.seconds, 3), "own_limit": self.own}
+                "proof": self.proof, "seconds": round(self.seconds, 3), "own_limit": self.own,
+                "bound_by": self.bound_by, "bound_exact": self.bound_exact, "claim": self.claim,
+                "false_bounds": list(self.false_bounds), "refuted": self.refuted}
 
 
 @dataclass
@@ -110,13 +132,17 @@ class Tradeoff:
 @dataclass(frozen=True)
 class _Found:
     """A verified plan without forbidden choices: its peak and cost, and which run found it
-    (``origin``: ``run`` at budget ``at``, ``unconstrained`` or ``least-peak``)."""
+    (``origin``: ``run`` at budget ``at``, ``unconstrained`` or ``least-peak``), with the run's
+    winner (``by``) and its registered backend (``by_backend``; ``runner`` for the runner's own
+    plans): the finder, whose own bound proves nothing about its plan."""
 
     peak: int
     cost: int
     plan: np.ndarray
     origin: str
     at: Optional[int] = None
+    by: str = "runner"
+    by_backend: str = "runner"
 
 
 class _Plans:
@@ -127,13 +153,20 @@ class _Plans:
         self.problem = problem
         self.items: list[_Found] = []
 
-    def add(self, plan: Any, origin: str, at: Optional[int] = None) -> Optional[int]:
-        """Keep ``plan``; its cost (None when it has a forbidden choice, and is not kept)."""
+    def add(self, plan: Any, origin: str, at: Optional[int] = None,
+            result: Any = None) -> Optional[int]:
+        """Keep ``plan`` (``result``: the run that answered it, for its finder); its cost (None
+        when it has a forbidden choice, and is not kept)."""
         plan = np.asarray(plan, dtype=np.int64)
         ev = evaluate(self.free, plan)
         if ev.has_forbidden:
             return None
-        self.items.append(_Found(int(ev.peak_usage), int(ev.cost), plan, origin, at))
+        by = by_backend = "runner"
+        if result is not None and result.winner:
+            by = result.winner
+            by_backend = result.runs[by].backend if by in result.runs else "runner"
+        self.items.append(_Found(int(ev.peak_usage), int(ev.cost), plan, origin, at, by,
+                                 by_backend))
         return int(ev.cost)
 
     def best_within(self, budget: int) -> Optional[_Found]:
@@ -179,7 +212,7 @@ def run_tradeoff(problem: Problem, backends: Sequence[Any], options: RunOptions,
         free = _one_run(problem, None, backends, options, HIGH_SHARE * options.time_limit,
                         low_plan)
         if free.solution is not None:
-            plans.add(free.solution, "unconstrained")
+            plans.add(free.solution, "unconstrained", result=free)
         cheapest = min(plans.items, key=lambda f: (f.cost, f.peak))
         budgets, why = default_budgets(low, max(low, cheapest.peak), limit, points)
         out.notes.append(why)
@@ -202,9 +235,8 @@ def run_tradeoff(problem: Problem, backends: Sequence[Any], options: RunOptions,
         result = _one_run(problem, budget, backends, options, seconds, warm)
         point.seconds = time.monotonic() - t0
         if result.solution is not None:
-            point.run_cost = plans.add(result.solution, "run", budget)
-        best_bound = result.best_bound
-        point.bound = None if best_bound is None else int(best_bound.value)
+            point.run_cost = plans.add(result.solution, "run", budget, result)
+        point.claims = [c for c in result.claims if not c.false and c.value is not None]
         if result.solution is None and result.infeasible_proven_by:
             point.status, point.proof = "infeasible", f"claimed by {result.infeasible_proven_by}"
         _settle(point, plans)
@@ -227,11 +259,10 @@ def _tell(on_point: Optional[Callable[[TradeoffPoint], None]], point: TradeoffPo
 
 def _revise(earlier: list[TradeoffPoint], plans: _Plans,
             on_point: Optional[Callable[[TradeoffPoint], None]]) -> None:
-    """The points already told whose cost a later run's plan lowers (its peak fits them): settled
-    again, and told again, so a progress line never disagrees silently with the table."""
+    """The points already told whose cost a later run's plan lowers (its peak fits them; a point
+    told infeasible included: the plan refutes it): settled again, and told again, so a progress
+    line never disagrees silently with the table."""
     for point in earlier:
-        if point.status == "infeasible":
-            continue
         before = point.cost
         _settle(point, plans)
         if point.cost is not None and (before is None or point.cost < before):
@@ -244,29 +275,56 @@ def _source(point: TradeoffPoint, found: _Found) -> str:
     return "own" if found.at == point.budget else "larger" if found.at > point.budget else "smaller"
 
 
-def _settle(point: TradeoffPoint, plans: _Plans) -> None:
-    """The point's cheapest fitting plan among all seen, where it comes from, and its status."""
+def _where(found: _Found) -> str:
+    """The run a plan came from, in words."""
+    return (f"the run at budget {found.at:,}" if found.origin == "run" and found.at is not None
+            else {"unconstrained": "the run with no limit"}.get(found.origin, "the least-peak plan"))
+
+
+def _settle(point: TradeoffPoint, plans: _Plans, carried: Sequence[Claim] = ()) -> None:
+    """The point's cheapest fitting plan among all seen, where it comes from, and its status: an
+    ``infeasible`` that a plan fits is refuted; the bounds (its run's, and ``carried`` from larger
+    budgets) are judged by the runner's rule against that plan, a contradicted one left out."""
     fits = plans.best_within(point.budget)
-    if fits is not None:
-        point.peak, point.cost, point.found_at = fits.peak, fits.cost, fits.at
-        point.source = _source(point, fits)
-        point.plan = [int(s) for s in fits.plan]
-        point.status = "optimal" if point.bound is not None and point.cost <= point.bound \
-            else "feasible"
-        point.proof = None
-    elif point.status != "infeasible":
-        point.status = "none"
+    if fits is None:
+        if point.status != "infeasible":
+            point.status = "none"
+        return
+    if point.status == "infeasible":
+        point.refuted = (f"infeasible ({point.proof}) refuted: the plan of {_where(fits)} (peak "
+                         f"{fits.peak:,}) fits")
+    point.peak, point.cost, point.found_at = fits.peak, fits.cost, fits.at
+    point.source = _source(point, fits)
+    point.plan = [int(s) for s in fits.plan]
+    point.false_bounds = [
+        f"{c.what()} by {c.source} (run at budget {point.budget:,}) is false: a plan of cost "
+        f"{fits.cost:,} (peak {fits.peak:,}) fits budget {point.budget:,}"
+        for c in point.claims if c.value > fits.cost]
+    book = ClaimBook()
+    for claim in [*point.claims, *carried]:
+        if claim.value <= fits.cost:
+            book.add(claim)
+    best = book.best_bound()
+    point.bound = None if best is None else int(best.value)
+    point.bound_by = None if best is None else best.source
+    point.bound_exact = None if best is None else best.exact
+    verdict = book.verdict(fits.cost, fits.by, fits.by_backend)
+    proven = verdict is not None and verdict.startswith(PROVEN)
+    point.status = "optimal" if proven else "feasible"
+    point.proof = verdict if proven else None
+    point.claim = None if proven else verdict
+
+
+def standing(point: TradeoffPoint) -> list[Claim]:
+    """The bounds of ``point``'s run that no verified plan contradicts (what holds for every
+    smaller budget)."""
+    return [c for c in point.claims if point.cost is None or c.value <= point.cost]
 
 
 def _monotone(points: list[TradeoffPoint], plans: _Plans) -> None:
     """Each point takes the cheapest verified plan that fits it (its own or any other run's), and
-    each bound holds for every smaller budget; statuses follow."""
-    carried: Optional[int] = None
+    each standing bound holds for every smaller budget; statuses follow."""
+    carried: list[Claim] = []
     for point in reversed(points):
-        if point.bound is not None:
-            carried = point.bound if carried is None else max(carried, point.bound)
-        if point.status != "infeasible":
-            point.bound = carried
-    for point in points:
-        if point.status != "infeasible":
-            _settle(point, plans)
+        _settle(point, plans, carried)
+        carried += standing(point)

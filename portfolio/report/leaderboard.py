@@ -462,7 +462,7 @@ def build(run_paths: Sequence[str | Path], reference: Optional[str] = None, *,
     """
     from .anytime import rescore_row
     from .options import difference_notes
-    from .provenance import checkout_notes, command_notes, hash_notes
+    from .provenance import checkout_notes, command_notes, hash_notes, incomplete_notes
 
     runs = [load_run(p) for p in run_paths]
     keep_i = _wanted(instances, "instances", {r["instance"] for run in runs for r in run.rows}, _letter)
@@ -479,6 +479,7 @@ def build(run_paths: Sequence[str | Path], reference: Optional[str] = None, *,
     board.notes += command_notes(r for run in runs for r in run.rows)
     if at is None:   # a plan hash is the final answer's
         board.notes += hash_notes(r for run in runs for r in run.rows)
+    board.notes += incomplete_notes([r for run in runs for r in run.rows])
     board.pairings = _pairings(board, pair)
     if at is not None:
         longer = sorted({r.get("time_limit") for run in runs for r in run.rows

@@ -70,3 +70,28 @@ def hash_notes(rows: Iterable[Mapping]) -> list[str]:
         notes.append(f"deterministic {instance} seed {seed}, work {work:,}, {'+'.join(backends)}: "
                      f"{verdict} over {runs} run(s) ({which}){extra}")
     return notes
+
+
+def incomplete(row: Mapping) -> bool:
+    """A deterministic row that is not the deterministic answer: its ``complete`` field (older
+    rows: their ``deterministic`` record's) is False."""
+    if row.get("complete") is not None:
+        return row.get("complete") is False
+    det = row.get("deterministic")
+    return isinstance(det, Mapping) and det.get("complete") is False
+
+
+def incomplete_notes(rows: Iterable[Mapping], shown: int = 3) -> list[str]:
+    """One note naming the deterministic rows that are not the deterministic answer (a backend's
+    safety net fired, a worker died, the wall-clock limit came first), with the first reason: their
+    costs depend on the machine's load, not on the work alone."""
+    hit = [row for row in rows if incomplete(row)]
+    if not hit:
+        return []
+    names = [f"{r.get('instance')}/{r.get('configuration')} s{r.get('seed', 0)}" for r in hit]
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    det = hit[0].get("deterministic")
+    reason = det.get("reason") if isinstance(det, Mapping) else None
+    return [f"not the deterministic answer: {', '.join(names[:shown])}{more}"
+            + (f" ({reason})" if reason else "")
+            + "; such a cost depends on the machine's load, not on the work alone"]

@@ -89,7 +89,9 @@ def document_of_run(run: RunData) -> dict:
              "status": r.get("status"), "peak": r.get("peak"), "found_at": r.get("found_at"),
              "source": _source(r), "run_cost": r.get("run_cost"), "proof": r.get("proof"),
              "seconds": r.get("elapsed"), "own_limit": bool(r.get("own_limit")),
-             "feasible": bool(r.get("feasible"))}
+             "feasible": bool(r.get("feasible")), "bound_by": r.get("bound_by"),
+             "bound_exact": r.get("bound_exact"), "claim": r.get("claim"),
+             "false_bounds": list(r.get("false_bounds") or []), "refuted": r.get("refuted")}
             for r in run.rows if r.get("budget") is not None]
     return {"problem": meta.get("instance") or run.rows[0]["instance"], "run": run.name,
             "folder": str(run.folder), "limit": limit, "time_limit": meta.get("time_limit"),
@@ -139,9 +141,17 @@ def taken_over(row: dict) -> bool:
 
 
 def footnotes(doc: dict) -> list[str]:
-    """One line per budget whose plan a larger budget's run found (the table's dagger)."""
+    """One line per budget whose plan a larger budget's run found (the table's dagger), and per
+    word about a proof: a bound that meets the cost without proving it (its source is not exact),
+    a bound a cheaper verified plan contradicts (left out), an infeasibility a plan refuted."""
     out = []
     for r in doc["rows"]:
+        where = f"budget {r['budget']:,}"
+        if r.get("claim"):
+            out.append(f"{where}: not proven, {r['claim']}")
+        out += [f"{where}: {false}; left out" for false in r.get("false_bounds") or []]
+        if r.get("refuted"):
+            out.append(f"{where}: {r['refuted']}")
         if taken_over(r):
             own = ("its own run found no plan" if r.get("run_cost") is None
                    else f"its own run answered {r['run_cost']:,}")
@@ -174,8 +184,8 @@ def cells(doc: dict, row: dict) -> list[str]:
     out.append(_fmt(row.get("cost")))
     if limit:
         out.append("-" if vs is None else f"{vs:+.1f} %")
-    out += [_short(price), _fmt(row.get("bound")), row.get("status") or "-", _fmt(row.get("peak")),
-            where]
+    bound = _fmt(row.get("bound")) + (" (claim)" if row.get("bound_exact") is False else "")
+    out += [_short(price), bound, row.get("status") or "-", _fmt(row.get("peak")), where]
     return out
 
 
@@ -231,7 +241,8 @@ def tradeoff_markdown(doc: dict) -> str:
 
 CSV_FIELDS = ("budget", "multiple", "cost", "cost_vs_limit_percent", "saved", "saved_per_gib",
               "saved_per_limit_percent", "bound", "status", "peak", "found_at", "source",
-              "run_cost", "own_limit", "proof")
+              "run_cost", "own_limit", "proof", "bound_by", "bound_exact", "claim",
+              "false_bounds", "refuted")
 
 
 def tradeoff_csv(docs: Sequence[dict]) -> str:
@@ -241,6 +252,7 @@ def tradeoff_csv(docs: Sequence[dict]) -> str:
     writer.writerow(("problem",) + CSV_FIELDS)
     for doc in docs:
         for r in doc["rows"]:
-            writer.writerow([doc["problem"]] + ["" if r.get(k) is None else r.get(k)
-                                                for k in CSV_FIELDS])
+            writer.writerow([doc["problem"]] + ["" if r.get(k) is None else
+                                                "; ".join(r[k]) if isinstance(r.get(k), list)
+                                                else r.get(k) for k in CSV_FIELDS])
     return buffer.getvalue()

@@ -43,8 +43,12 @@ class Pair:
 
 
 def usable_cost(row: Optional[Mapping]) -> Optional[int]:
-    """The row's cost when it is a usable plan (verified, feasible, on time, not forbidden)."""
+    """The row's cost when it is a usable plan (verified, feasible, on time, not forbidden, and
+    for a deterministic row the deterministic answer: ``complete`` False means a safety net or a
+    lost worker made its cost depend on the machine's load, which a tune must not race on)."""
     if row is None or row.get("status") not in GOOD_STATUSES or not row.get("feasible"):
+        return None
+    if row.get("complete") is False:
         return None
     cost = row.get("cost")
     if cost is None or cost >= FORBIDDEN:

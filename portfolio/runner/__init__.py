@@ -1,7 +1,8 @@
 """The portfolio runner: many backends, one wall-clock deadline, the best verified plan wins.
 
 ``core`` holds a run's event loop, which owns the workers (``crew``) and composes the run's parts,
-each an object owning its state: ``launch`` (starting workers), ``supervise`` (reading and ending
+each an object owning its state and given the run's ``context`` (``RunContext``): ``rows`` (the
+rows of the backend runs and their one writer, by named transitions), ``launch`` (starting workers), ``supervise`` (reading and ending
 them), ``answers`` (verification, claims, the incumbent, the answer), ``presolving`` (presolve in
 a child under the deadline), and one rule each: ``order`` (start order), ``demotion`` (low CPU
 demand), ``stopping`` (early stop, signals; the deadlines are ``deadlines``), ``exchange``

@@ -14,17 +14,14 @@ import numpy as np
 from ..backend import Status
 from ..evaluate import Evaluation, evaluate, min_usage_profile
 from ..exhaustive import enumerate_optimum
-from ..options import RunOptions
-from ..problem import Problem
 from . import validate
 from .claims import INFEASIBLE, LOWER_BOUND, OPTIMAL, Claim, ClaimBook
 from .fallback import safe_plan
-from .result import BackendRun, BoundPoint, Incumbent, close_row, reject
+from .result import BackendRun
 from .warmstart import WARM_START, starts_cold
-from .worker import SharedBest
 
 if TYPE_CHECKING:
-    from .deadlines import Clock
+    from .context import RunContext
 
 FALLBACK = "fallback"
 """The winner's name when the answer is the runner's own least-memory plan."""
@@ -49,18 +46,18 @@ class Answers:
 
     Owns the verified incumbent (plan, evaluation, source), a re-solve's cold part's own best (it
     starts from it), the runner's reserve plan (the least-memory one, made forbidden-free once) and
-    the :class:`.claims.ClaimBook`. Writes to the rows (``runs``, the event loop's): a verified plan
-    goes into its backend's row, a contradicted claim marks its source's. In a timed run each new
-    incumbent is published to the workers at once through ``publish``, and the cold part's best
-    through ``publish_cold`` (its own board, when a timed run re-solves from a warm start); in
-    deterministic mode (``publish`` None) only the exchange points do (:mod:`.exchange`), taking
-    plans through :meth:`take`."""
+    the :class:`.claims.ClaimBook`. Asks the rows (the context's ``rows``) for their transitions: a
+    verified plan goes into its backend's row, a claim and its fate into its source's. In a timed
+    run each new incumbent is published to the workers at once through the context's ``shared``
+    board, and the cold part's best through ``shared_cold`` (its own board, when a timed run
+    re-solves from a warm start); in deterministic mode only the exchange points publish
+    (:mod:`.exchange`), taking plans through :meth:`take`."""
 
-    def __init__(self, problem: Problem, runs: dict[str, BackendRun], options: RunOptions,
-                 clock: "Clock", publish: Optional[SharedBest],
-                 publish_cold: Optional[SharedBest]) -> None:
-        self._problem, self._runs, self._options, self._clock = problem, runs, options, clock
-        self._publish, self._publish_cold = publish, publish_cold
+    def __init__(self, context: "RunContext") -> None:
+        self._problem, self._rows, self._options = context.problem, context.rows, context.options
+        self._clock = context.clock
+        self._publish = None if context.deterministic else context.shared
+        self._publish_cold = context.shared_cold
         self._claims = ClaimBook()
         self._best: Optional[np.ndarray] = None
         self._best_eval: Optional[Evaluation] = None
@@ -105,10 +102,7 @@ class Answers:
 
     def record(self, run: BackendRun, sol: np.ndarray, ev: Evaluation, note: str) -> None:
         """A verified plan in its backend's row (best cost, incumbents over time)."""
-        if run.best_cost is None or ev.cost < run.best_cost:
-            run.best_cost, run.best_solution = ev.cost, sol
-            run.time_to_best = round(self._clock.now(), 4)
-            run.incumbents.append(Incumbent(round(self._clock.now(), 4), ev.cost, run.name, note))
+        self._rows.improved(run, sol, ev.cost, note)
 
     def consider(self, run: Optional[BackendRun], plan: object, note: str
                  ) -> tuple[Optional[str], Optional[Evaluation]]:
@@ -177,12 +171,12 @@ class Answers:
     def outside_optimal(self, run: BackendRun, cost: int, exact: bool) -> None:
         """An outside claim that ``cost`` is optimal; it stands only while no verified plan is
         cheaper (the claims book checks it like any backend's)."""
-        run.claimed_optimal = True
+        self._rows.claims_optimal(run, None)
         self.claim(run, OPTIMAL, int(cost), exact)
 
     def outside_reject(self, run: BackendRun, reason: str) -> None:
         """Outside work sent something false: its row says so; its verified plans stay."""
-        reject(run, reason, self._clock.now())
+        self._rows.rejected(run, reason)
 
     def verified_best(self) -> tuple[Optional[int], Optional[str]]:
         """The cheapest verified cost, counting the runner's reserve plan, and its source."""
@@ -208,28 +202,16 @@ class Answers:
                                        run.backend if run else "runner", value,
                                        round(self._clock.now(), 4), exact))
         if run is not None:
-            run.claims.append(claim)
+            self._rows.claimed(run, claim)
         self.check_claims()
 
     def check_claims(self) -> None:
         """Claims a verified plan contradicts lose their standing; their sources keep their plans."""
         cost, source = self.verified_best()
         for claim in self._claims.check(cost, source):
-            run = self._runs.get(claim.source)
-            if run is None:
-                continue
-            earlier = run.note
-            if earlier.startswith("false claim"):
-                earlier = earlier.split(" || ", 1)[1] if " || " in earlier else ""
-            false = ", ".join(c.what() for c in run.claims if c.false)
-            run.note = f"false claim: {false}; {claim.why_false}" + (f" || {earlier}" if earlier else "")
-            if run.status is Status.OPTIMAL:
-                run.status = Status.FEASIBLE if run.best_cost is not None else Status.NO_SOLUTION
-            elif run.status is Status.INFEASIBLE_PROVEN:
-                run.status = Status.NO_SOLUTION
-            run.claimed_optimal = False
-            standing = [c.value for c in run.claims if not c.false and c.value is not None]
-            run.lower_bound = max(standing) if standing else None
+            run = self._rows.get(claim.source)
+            if run is not None:
+                self._rows.claim_false(run, claim)
 
     def in_run_bound(self, run: BackendRun, raw: object, note: str, exact: bool) -> None:
         """A lower bound sent during the run: recorded with its time (gap over time) and claimed
@@ -241,15 +223,13 @@ class Answers:
         try:
             value = validate.bound_value(raw)
         except validate.MessageError as exc:
-            run.note = f"dropped: {exc}"
+            self._rows.dropped(run, str(exc))
             return
         if value is None or (run.bounds and value <= run.bounds[-1].value):
             return
         implied = [c for c in run.claims if c.kind == LOWER_BOUND and not c.false and c.value < value]
-        run.claims = [c for c in run.claims if c not in implied]
         self._claims.drop(implied)
-        run.bounds.append(BoundPoint(round(self._clock.now(), 4), value, run.name, note))
-        run.lower_bound = max(value, run.lower_bound if run.lower_bound is not None else value)
+        self._rows.bound(run, value, note, implied)
         self.claim(run, LOWER_BOUND, value, exact)
 
     # ---------------------------------------------------------------- the runner's own proofs
@@ -311,21 +291,19 @@ class Answers:
 
     def accept_result(self, run: BackendRun, exact: bool, result: validate.Result) -> None:
         """A timed run's final result from ``run``'s worker (``exact``: its backend declares the
-        capability): its plan verified, its claims made."""
-        close_row(run, result, self._clock.now())
+        capability): its plan verified, its row ended, its claims made."""
         ev = None
         if result.solution is not None:
             refused, ev = self.consider(run, result.solution, "final")
             if refused:
-                reject(run, refused, self._clock.now())
+                self._rows.rejected(run, refused)
                 return
-        run.status = result.status
-        run.safety_net = result.safety_net
+        self._rows.reported(run, result)
         if result.status is Status.OPTIMAL:
-            run.claimed_optimal, run.lower_bound = True, ev.cost
+            self._rows.claims_optimal(run, ev.cost)
             self.claim(run, OPTIMAL, ev.cost, exact)
         if result.lower_bound is not None:
-            run.lower_bound = max(result.lower_bound, run.lower_bound or result.lower_bound)
+            self._rows.claims_bound(run, result.lower_bound)
             self.claim(run, LOWER_BOUND, result.lower_bound, exact)
         if result.status is Status.INFEASIBLE_PROVEN:
             self.claim(run, INFEASIBLE, None, exact)
@@ -338,7 +316,7 @@ class Answers:
                 evaluation is None or self._reserve[1].cost < evaluation.cost):
             solution, evaluation, winner = self._reserve[0], self._reserve[1], FALLBACK
         cost = None if evaluation is None else evaluation.cost
-        winner_backend = self._runs[winner].backend if winner in self._runs else "runner"
+        winner_backend = self._rows[winner].backend if winner in self._rows else "runner"
         proof = self._claims.verdict(cost, winner, winner_backend)
         infeasible_by = None
         if solution is None:

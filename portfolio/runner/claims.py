@@ -19,7 +19,8 @@ OPTIMAL, INFEASIBLE, LOWER_BOUND = "optimal", "infeasible", "lower-bound"
 
 PROVEN = "proven optimal"
 """How a verdict that counts as a proof begins (:meth:`ClaimBook.verdict`); a lone backend's
-claim about its own plan reads "claimed optimal" instead."""
+claim about its own plan, or a bound from a backend that does not declare ``exact``, reads
+"claimed optimal" instead."""
 
 
 @dataclass
@@ -96,8 +97,10 @@ class ClaimBook:
                 winner_backend: Optional[str]) -> Optional[str]:
         """How sure the answer is, in words; None when it is only the best plan found.
 
-        "proven" needs the runner's own proof, or two independent sources whose bounds meet the
-        verified cost, or one bound from a backend other than the one that found the plan.
+        Only a source that can prove may make it "proven" (the rule early stopping follows too):
+        the runner's own proof, two independent ``exact`` backends whose bounds meet the verified
+        cost, or the bound of an ``exact`` backend other than the one that found the plan. Any
+        other bound that meets it is that backend's claim, and the words say so.
         """
         meet = self.meeting(best_cost)
         if not meet:
@@ -105,11 +108,16 @@ class ClaimBook:
         own = [c for c in meet if c.backend == "runner"]
         if own:
             return f"{PROVEN} by {own[0].source}"
-        backends = sorted({c.backend for c in meet})
-        if len(backends) >= 2:
-            return f"{PROVEN}: " + " and ".join(backends) + " agree"
-        if backends[0] != winner_backend:
-            return f"{PROVEN}: plan by {winner} meets the bound of {backends[0]}"
+        exact = sorted({c.backend for c in meet if c.exact})
+        if len(exact) >= 2:
+            return f"{PROVEN}: " + " and ".join(exact) + " agree"
+        others = [b for b in exact if b != winner_backend]
+        if others:
+            return f"{PROVEN}: plan by {winner} meets the bound of {others[0]}"
+        claimers = sorted({c.source for c in meet if c.backend != winner_backend})
+        if claimers:
+            return (f"claimed optimal by {' and '.join(claimers)} (not exact): plan by {winner} "
+                    f"meets {'its' if len(claimers) == 1 else 'their'} bound")
         return f"claimed optimal by {meet[0].source}"
 
     def infeasible_claims(self) -> list[Claim]:

@@ -7,8 +7,10 @@ one worker segfaults. The parent is a single thread with an event loop over the 
 process sentinels; it never blocks on a worker and runs no plugin code beyond ``available()``:
 ``prepare()`` runs in the worker, presolve in a child of its own (see :mod:`.presolving`).
 
-The run is made of parts, each owning its state (docs/architecture.md, "The runner's parts"): the
-loop here owns the workers (:class:`.crew.Crew`), the rows and the hooks, and turns the wheel;
+The run is made of parts, each owning its state and given the run's :class:`.context.RunContext`
+(docs/architecture.md, "The runner's parts"): the loop here owns the workers
+(:class:`.crew.Crew`) and the hooks, and turns the wheel; :class:`.rows.Rows` holds the rows and
+is their one writer;
 :class:`.launch.Launcher` starts workers when :class:`.order.StartOrder` lets them;
 :class:`.supervise.Supervisor` reads and ends them; :class:`.answers.Answers` verifies plans and
 keeps the incumbent and the claims; :class:`.presolving.Presolve` runs presolve;
@@ -22,12 +24,13 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import time
+import traceback
 from multiprocessing.connection import wait
 from typing import Callable, Optional, Sequence
 
 import numpy as np
 
-from ..backend import BackendLike, Status, declared, engine_versions
+from ..backend import BackendLike, declared, engine_versions
 from ..backend_options import check_given, resolve
 from ..evaluate import Evaluation
 from ..options import RunOptions
@@ -36,6 +39,7 @@ from ..registry import start_checks
 from . import contain
 from .answers import FALLBACK, Answers
 from .claims import ClaimBook
+from .context import RunContext
 from .crew import Crew, sample_cpu
 from .deadlines import Clock, deadline_plan
 from .demotion import Demotion
@@ -45,6 +49,7 @@ from .order import StartOrder
 from .presolving import Presolve
 from .priceboard import PriceBoard
 from .result import BackendRun, PortfolioResult
+from .rows import Rows
 from .schedule import Scheduler, core_shares, machine_cores
 from .stopping import StopRules
 from .supervise import Supervisor, kill
@@ -72,10 +77,10 @@ class Portfolio:
     """One portfolio run: its event loop, the parts it is made of, and what a caller's hooks may
     read (``on_update`` gets this object at every turn). Use :func:`run_portfolio`.
 
-    The loop owns the problem, the rows (``runs``: name -> :class:`.result.BackendRun`, which the
-    parts update and a cluster driver may add to), the workers (``crew``) and the hooks; each part
-    owns its own state and is given, when it is made, the parts and values it asks (see the module
-    docstring). For callers: :meth:`now`, :attr:`end`, the incumbent (:meth:`incumbent`,
+    The loop owns the problem, the workers (``crew``) and the hooks; ``runs`` is the rows' table
+    (name -> :class:`.result.BackendRun`, written by :class:`.rows.Rows` only; a cluster driver may
+    add its shards' rows to it); each part owns its own state and is given, when it is made, the
+    run's ``context`` and the parts it asks (see the module docstring). For callers: :meth:`now`, :attr:`end`, the incumbent (:meth:`incumbent`,
     :attr:`best`, :attr:`best_eval`, :attr:`best_backend`), the claims, plans and bounds from
     outside (:meth:`offer`, :meth:`outside_bound`, :meth:`outside_optimal`,
     :meth:`outside_reject`), deterministic mode's progress (:attr:`settled_point`,
@@ -109,6 +114,7 @@ class Portfolio:
         # waiting backend may not start yet (None: it may); ``keep_open()`` keeps the loop going
         # with no live worker, so that plans offered from outside (``offer``) still count.
         self.on_update = on_update
+        self.callback_error: Optional[dict] = None   # what on_update raised (it ended the run)
         # Bytes one backend (with everything it starts) may use; "default": a share of the RAM.
         memory_limit: Optional[int] = (contain.default_memory_limit(len(self.backends))
                                        if options.memory_limit == "default"
@@ -116,21 +122,26 @@ class Portfolio:
         self.scheduler = Scheduler(options.policy, self.cores)
         shares = core_shares([getattr(b.capabilities, "threads", False) for b in self.backends],
                              self.cores)
-        self.runs = {b.name: BackendRun(b.name, seed=options.seed, cores=c)
-                     for b, c in zip(self.backends, shares)}
+        self.rows = Rows(self.clock)   # the rows' one writer
+        for b, c in zip(self.backends, shares):
+            self.rows.add(b.name, seed=options.seed, cores=c)
+        self.runs = self.rows.table
         by_name = {b.name: b for b in self.backends}
         self.crew = Crew()
-        ctx = mp.get_context("fork")
-        shared = SharedBest(ctx, problem.num_nodes)
-        # A timed re-solve's cold part shares only its own plans (see Answers.consider): the warm
-        # plan and what the warm part makes of it never pull it into the old plan's basin.
-        shared_cold: Optional[SharedBest] = (
-            SharedBest(ctx, problem.num_nodes)
-            if options.warm_start is not None and not options.deterministic else None)
-        # in deterministic mode only the exchange points publish the incumbent
-        self.answers = Answers(problem, self.runs, options, self.clock,
-                               None if options.deterministic else shared, shared_cold)
-        self.presolve = Presolve(problem, self.answers, self.clock, ctx, options.deterministic)
+        fork = mp.get_context("fork")
+        work_of = allot_work(self.runs, by_name, options.work_budget) if options.deterministic \
+            else None
+        self.context = RunContext(
+            problem, tuple(self.backends), options, self.option_values, self.clock, self.rows,
+            self.crew, self.scheduler, self.cores, fork, memory_limit,
+            shared=SharedBest(fork, problem.num_nodes),
+            # A timed re-solve's cold part shares only its own plans (see Answers.consider): the
+            # warm plan and what the warm part makes of it never pull it into the old plan's basin.
+            shared_cold=(SharedBest(fork, problem.num_nodes)
+                         if options.warm_start is not None and not options.deterministic else None),
+            work_of=work_of)
+        self.answers = Answers(self.context)
+        self.presolve = Presolve(self.context, self.answers)
         if presolved is not None:   # may settle the run at once
             self.presolve.use(presolved, None)
         # The warm start, repaired when needed, is a plan of the run before any backend starts.
@@ -141,28 +152,21 @@ class Portfolio:
                 # inside), in a child the run's clock ends at the backends' deadline: the run is
                 # never late for it, and says when its answer is then not the deterministic one
                 self.warm = take_warm_start_by(problem, options.warm_start,
-                                               self.clock.soft_deadline, ctx)
+                                               self.clock.soft_deadline, fork)
             else:
                 self.warm = take_warm_start(problem, options.warm_start,
                                             repair_seconds(options.time_limit))
             self.answers.warm_start(self.warm.incumbents())
-        work_of = allot_work(self.runs, by_name, options.work_budget) if options.deterministic \
-            else None
         self.exchange: Optional[Exchange] = None
-        if work_of is not None:
-            self.exchange = Exchange(self.answers, self.runs, by_name, shared, self.clock, options,
-                                     self.option_values, work_of, left_out)
+        if options.deterministic:
+            self.exchange = Exchange(self.context, self.answers, left_out)
             self.exchange.begin(self.answers.best)   # point 0's incumbent: the verified warm start
-        self.order = StartOrder(self.backends, options, self.clock.soft_deadline, self.cores,
-                                self.crew, self.presolve, self.runs, hold)
-        self.demotion = Demotion(self.scheduler, options.honour_demand, options.time_limit,
-                                 self.clock.now)
-        self.stop = StopRules(options, self.clock, self.answers, self.crew, keep_open)
-        self.supervisor = Supervisor(self.crew, self.scheduler, self.clock, options, memory_limit,
-                                     self.answers, self.demotion, self.exchange, self.presolve)
-        self.launcher = Launcher(problem, options, self.option_values, self.clock, ctx, shared,
-                                 shared_cold, self.runs, self.crew, self.order, self.presolve,
-                                 self.answers, self.warm, self.scheduler, self.cores, work_of)
+        self.order = StartOrder(self.context, self.presolve, hold)
+        self.demotion = Demotion(self.context)
+        self.stop = StopRules(self.context, self.answers, keep_open)
+        self.supervisor = Supervisor(self.context, self.answers, self.demotion, self.exchange,
+                                     self.presolve)
+        self.launcher = Launcher(self.context, self.order, self.presolve, self.answers, self.warm)
 
     # ---------------------------------------------------------------- what hooks read
     def now(self) -> float:
@@ -235,8 +239,7 @@ class Portfolio:
             self.answers.own_checks()
             settled = self.stop.ends_early()  # e.g. a tiny instance enumerated: no backend is needed
             if settled:
-                for run in self.runs.values():
-                    run.note = f"the runner settled the instance first: {settled}"
+                self.rows.settled_first(settled)
             else:
                 # even without reduced backends: presolve may settle the instance
                 if self.options.presolve and self.presolve.info is None and \
@@ -247,7 +250,7 @@ class Portfolio:
             self.scheduler.resume_all()
             for worker in self.crew:
                 if not worker.done:
-                    kill(worker)
+                    kill(worker, self.rows)
                     self.supervisor.finish(worker)
             self.presolve.poll(force=True)
             contain.sweep(f"{os.getpid()}:")  # anything any worker started, whatever happened
@@ -273,8 +276,10 @@ class Portfolio:
             self.launcher.launch_extra()
             self.answers.refine_reserve()
             live = self.crew.live()
-            if self.on_update:
-                self.on_update(self)
+            if self.on_update and not self._call_on_update():
+                error = self.callback_error["error"]
+                self.supervisor.stop_all(f"the caller's on_update raised {error}")
+                return
             if self.stop.interrupted:
                 self.supervisor.stop_all(f"the run was interrupted ({self.stop.interrupted})")
                 return
@@ -295,7 +300,7 @@ class Portfolio:
                 self.scheduler.resume_all()
                 slices_over = True
             for w in live:
-                sample_cpu(w)
+                sample_cpu(w, self.rows)
             self.scheduler.tick(time.monotonic(),
                                 [(w.process.pid, w.run.cpu_seconds or 0.0) for w in live])
             handles = [w.conn for w in live] + [w.process.sentinel for w in live]
@@ -311,14 +316,24 @@ class Portfolio:
                         self.supervisor.finish(worker)
             self._settle_points()
 
+    def _call_on_update(self) -> bool:
+        """The caller's hook, once; False when it raised: its error is kept (``callback_error``),
+        and the run ends with its best verified plan rather than losing it to the exception."""
+        try:
+            self.on_update(self)
+        except Exception as exc:  # noqa: BLE001 -- the caller's code; its error goes in the result
+            self.callback_error = {"hook": "on_update", "error": f"{type(exc).__name__}: {exc}",
+                                   "traceback": traceback.format_exc()}
+            return False
+        return True
+
     def _result(self) -> PortfolioResult:
-        for run in self.runs.values():
-            if run.status is Status.PENDING:
-                why = run.note or "the time was up before it could start"
-                run.note = f"never started: {why}"
+        self.rows.never_started()
         self.answers.check_claims()
+        ended_by = self.stop.interrupted or (
+            None if self.callback_error is None else f"on_update raised {self.callback_error['error']}")
         deterministic = None if self.exchange is None else self.exchange.summary(
-            self.stop.interrupted, self.warm, self.stop.stopped_early)
+            ended_by, self.warm, self.stop.stopped_early)
         answer = self.answers.final()
         cost = None if answer.evaluation is None else answer.evaluation.cost
         return PortfolioResult(
@@ -337,7 +352,7 @@ class Portfolio:
                                if starts_cold(b.name, self.options.cold))},
             options={name: dict(values) for name, values in self.option_values.items()},
             options_given={k: dict(v) for k, v in self.options.backend_options.items()},
-            config=self.options.config,
+            config=self.options.config, callback_error=self.callback_error,
         )
 
 
@@ -370,7 +385,9 @@ def run_portfolio(problem: Problem, backends: Sequence[BackendLike], options: Ru
     ``options.cluster`` is not read here: :mod:`portfolio.distributed.session` reads it and hands
     the run its hooks.
 
-    ``on_update(portfolio)`` is called at every turn of the event loop (at least every 0.1 s).
+    ``on_update(portfolio)`` is called at every turn of the event loop (at least every 0.1 s); an
+    exception it raises ends the run there, every worker ended, and the result keeps it
+    (``PortfolioResult.callback_error``) beside the best verified plan.
     ``hold`` and ``keep_open`` are for work done outside this machine (:mod:`portfolio.distributed`):
     a backend ``hold`` gives a reason for waits, and the run goes on while ``keep_open()`` is true
     even with no worker alive (plans come in through :meth:`Portfolio.offer` from ``on_update``).

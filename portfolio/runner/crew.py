@@ -9,12 +9,15 @@ import multiprocessing as mp
 import os
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Callable, Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 from ..backend import BackendLike
 from ..procstat import cpu_seconds
 from . import contain
-from .result import BackendRun, reject
+from .result import BackendRun
+
+if TYPE_CHECKING:
+    from .rows import Rows
 
 
 @dataclass
@@ -66,25 +69,26 @@ class Crew:
         return {w.process.pid for w in self._workers}
 
 
-def sample_cpu(worker: Worker) -> None:
+def sample_cpu(worker: Worker, rows: "Rows") -> None:
     """The CPU time of the worker's process and of what it started and reaped, into its row."""
     cpu = cpu_seconds(worker.process.pid, children=True)
     if cpu is not None:
-        worker.run.cpu_seconds = round(cpu, 3)
+        rows.cpu(worker.run, cpu)
 
 
-def kill(worker: Worker) -> None:
+def kill(worker: Worker, rows: "Rows") -> None:
     """SIGKILL the worker and everything it started: its process tree (frozen first, so nothing
-    forks meanwhile), its process group, and any process still carrying its mark."""
-    sample_cpu(worker)
+    forks meanwhile), its process group, and any process still carrying its mark (its CPU time
+    read first, into its row)."""
+    sample_cpu(worker, rows)
     if worker.process.is_alive():
         contain.kill_tree(worker.process.pid)
     contain.kill_group(worker.process)
     contain.sweep(contain.worker_token(os.getpid(), worker.process.pid))
 
 
-def refuse(worker: Worker, reason: str, now: Callable[[], float]) -> None:
-    """The worker sent something false or malformed: killed, then its row says why (``now``: the
-    run's clock, read once it is dead). Plans it sent before were verified and stay eligible."""
-    kill(worker)
-    reject(worker.run, reason, now())
+def refuse(worker: Worker, reason: str, rows: "Rows") -> None:
+    """The worker sent something false or malformed: killed, then its row says why (once it is
+    dead). Plans it sent before were verified and stay eligible."""
+    kill(worker, rows)
+    rows.rejected(worker.run, reason)

@@ -13,12 +13,12 @@ makers (an extra local-search seed takes it). ``honour_demand=False`` turns both
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Optional
 
 from ..backend import LOW
-from .schedule import Scheduler
 
 if TYPE_CHECKING:
+    from .context import RunContext
     from .crew import Worker
 
 BOUNDER_CHECK = 0.2
@@ -29,19 +29,19 @@ demand."""
 
 
 class Demotion:
-    """The rule above. Owns no state of its own (a demand is kept in the worker's row); lowers
-    workers through the ``scheduler``; ``now`` is the run's clock (for the note)."""
+    """The rule above. Owns no state of its own (a demand is kept in the worker's row, through the
+    context's ``rows``); lowers workers through its ``scheduler``; reads ``honour_demand`` and the
+    time limit of its options, and its clock (for the note)."""
 
-    def __init__(self, scheduler: Scheduler, honour_demand: bool, time_limit: float,
-                 now: Callable[[], float]) -> None:
-        self._scheduler, self._honour, self._time_limit, self._now = (scheduler, honour_demand,
-                                                                      time_limit, now)
+    def __init__(self, context: "RunContext") -> None:
+        self._scheduler, self._rows = context.scheduler, context.rows
+        self._honour, self._time_limit = context.options.honour_demand, context.options.time_limit
+        self._now = context.clock.now
 
     def set_demand(self, worker: "Worker", level: str, why: str) -> None:
         """A declared CPU demand: a low one sends the worker's whole process group to nice 19 (see
         :mod:`.schedule`), unless the run ignores demands (``honour_demand=False``)."""
-        run = worker.run
-        run.demand, run.demand_note = level, why
+        self._rows.demand(worker.run, level, why)
         if level == LOW and self._honour and not worker.done:
             self._scheduler.lower(worker.process.pid)
 

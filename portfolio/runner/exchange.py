@@ -34,18 +34,16 @@ import numpy as np
 from ..backend import BackendLike, Status, declared
 from ..evaluate import Evaluation
 from ..identity import plan_identity
-from ..options import RunOptions
 from ..work import EXCHANGE_UNITS
 from . import validate
 from .claims import INFEASIBLE, LOWER_BOUND, OPTIMAL
 from .crew import refuse
-from .result import BackendRun, close_row
-from .worker import SharedBest
+from .result import BackendRun
 
 if TYPE_CHECKING:
     from .answers import Answers
+    from .context import RunContext
     from .crew import Worker
-    from .deadlines import Clock
     from .warmstart import WarmStart
 
 BOUND = "bound"
@@ -95,18 +93,17 @@ class Exchange:
     Owns where each backend stands (``_Track``), the plans and claims handed over for each point
     until it is settled, the last settled point, the early stop decided at a point, whether the run
     is closing, and the best plan received (the answer when the run cannot finish). Verifies and
-    records plans, and makes incumbents and claims, through ``answers``; publishes each settled
-    point through ``shared``; refuses a worker that breaks the protocol (:func:`.crew.refuse`).
-    ``work_of`` is each run's work (:func:`allot_work`)."""
+    records plans, and makes incumbents and claims, through ``answers``; ends rows through the
+    context's ``rows``; publishes each settled point through its ``shared`` board; refuses a
+    worker that breaks the protocol (:func:`.crew.refuse`). The context's ``work_of`` is each
+    run's work (:func:`allot_work`); ``left_out`` names the backends without the mode."""
 
-    def __init__(self, answers: "Answers", runs: dict[str, BackendRun],
-                 by_name: dict[str, BackendLike], shared: SharedBest, clock: "Clock",
-                 options: RunOptions, option_values: dict[str, dict],
-                 work_of: dict[str, int], left_out: list[str]) -> None:
-        self._answers, self._runs, self._by_name, self._shared = answers, runs, by_name, shared
-        self._clock, self._options, self._option_values = clock, options, option_values
-        self._work_of, self._left_out = work_of, left_out
-        self._tracks = {name: _Track() for name in runs}
+    def __init__(self, context: "RunContext", answers: "Answers", left_out: list[str]) -> None:
+        self._answers, self._rows, self._by_name = answers, context.rows, context.by_name
+        self._shared, self._clock, self._options = context.shared, context.clock, context.options
+        self._option_values, self._left_out = context.option_values, left_out
+        self._work_of: dict[str, int] = context.work_of or {}
+        self._tracks = {name: _Track() for name in self._rows}
         self._offers: dict[int, dict[str, list[tuple[np.ndarray, Evaluation, str]]]] = {}
         self._point_claims: dict[int, dict[str, list[tuple[str, object, str]]]] = {}
         self._settled = 0
@@ -133,7 +130,7 @@ class Exchange:
         track = self._tracks[worker.run.name]
         if k != track.reached + 1:
             refuse(worker, f"malformed message: exchange point {k} after point {track.reached}",
-                   self._clock.now)
+                   self._rows)
             return
         track.reached = k
         self._offer(worker, k, plan, note, bound, bound_note)
@@ -151,7 +148,7 @@ class Exchange:
         if plan is not None:
             refused, ev = self._answers.verify(plan)
             if refused:
-                refuse(worker, refused, self._clock.now)
+                refuse(worker, refused, self._rows)
                 return False
             sol = np.array(plan, dtype=np.int64)
             self._answers.record(run, sol, ev, note or f"point {k}")
@@ -169,14 +166,13 @@ class Exchange:
         """A final result: its plan and claims count at the point after the last one passed."""
         run, track = worker.run, self._tracks[worker.run.name]
         end = track.reached + 1
-        close_row(run, result, self._clock.now())
         cost = None
         if result.solution is not None:
             if not self._offer(worker, end, result.solution, "final", None, ""):
                 self.ended(worker.run.name, end)
                 return
             cost = self._offers[end][run.name][-1][1].cost
-        run.status = result.status
+        self._rows.reported(run, result)   # its status, and whether its safety net stopped it
         if result.status is Status.OPTIMAL:
             self._claim_at(end, run.name, OPTIMAL, cost)
         if result.lower_bound is not None:
@@ -209,7 +205,7 @@ class Exchange:
         track = self._tracks[name]
         if track.ended or track.dropped is not None:
             return False
-        if self._runs[name].status in (Status.UNSUPPORTED, Status.REJECTED):
+        if self._rows[name].status in (Status.UNSUPPORTED, Status.REJECTED):
             return False   # not available here (never started), or refused
         return track.reached < k
 
@@ -243,7 +239,7 @@ class Exchange:
         self._shared.settled.value = k   # after the plan: a worker that sees k reads k's incumbent
         self._settled = k
         for name in sorted(self._point_claims.get(k, {})):
-            run = self._runs[name]
+            run = self._rows[name]
             exact = bool(self._by_name[run.backend].capabilities.exact)
             for kind, value, note in self._point_claims[k][name]:
                 if kind == BOUND:
@@ -251,10 +247,10 @@ class Exchange:
                 elif run.disqualified:
                     continue
                 elif kind == OPTIMAL:
-                    run.claimed_optimal, run.lower_bound = True, value
+                    self._rows.claims_optimal(run, value)
                     self._answers.claim(run, OPTIMAL, value, exact)
                 elif kind == LOWER_BOUND:
-                    run.lower_bound = max(value, run.lower_bound or value)
+                    self._rows.claims_bound(run, value)
                     self._answers.claim(run, LOWER_BOUND, value, exact)
                 else:
                     self._answers.claim(run, INFEASIBLE, None, exact)
@@ -269,8 +265,8 @@ class Exchange:
 
     def summary(self, interrupted: Optional[str], warm: Optional["WarmStart"],
                 stopped_early: Optional[str]) -> dict:
-        """Whether the answer is the deterministic one, and why not (``interrupted``: the signal
-        that ended the run; ``warm``: the warm start, whose repair may have been cut short;
+        """Whether the answer is the deterministic one, and why not (``interrupted``: the signal,
+        or the caller's callback error, that ended the run; ``warm``: the warm start, whose repair may have been cut short;
         ``stopped_early``: the run's early stop); the loose best plan becomes the answer when the
         run could not finish its work (it is the best verified plan)."""
         k, total = self._settled, self.points_expected()
@@ -289,7 +285,7 @@ class Exchange:
             at, name, why = dropped[0]
             reason = (f"{name} ended without its final word at exchange point {at}: "
                       f"{validate.note_text(why)[:120]}")
-        elif (clocked := sorted(n for n, r in self._runs.items() if r.safety_net)):
+        elif (clocked := sorted(n for n in self._rows if self._rows[n].safety_net)):
             reason = (f"{clocked[0]} stopped on its wall-clock safety net before its work was "
                       f"done (exchange point {k} of {total})")
         elif self._halted is None and stopped_early is None and (late or not finished):

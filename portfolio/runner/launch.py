@@ -6,48 +6,44 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
-from ..backend import BackendLike, Status
-from ..options import RunOptions
-from ..problem import Problem
+from ..backend import BackendLike
 from ..registry import poll_available
-from .answers import Answers
-from .crew import Crew, Worker
-from .deadlines import Clock
-from .order import WAIT_PRESOLVE, WAIT_SAFETY, StartOrder
+from .crew import Worker
+from .order import WAIT_PRESOLVE, WAIT_SAFETY
 from .points import PointReporter
-from .presolving import Presolve
 from .priceboard import MAX_WRITERS, PriceBoard
 from .result import BackendRun
-from .schedule import Scheduler
 from .warmstart import WarmStart, starts_cold
-from .worker import SharedBest, WorkerSpec, has_prepare, prepare_key, to_hint, worker_main
+from .worker import WorkerSpec, has_prepare, prepare_key, to_hint, worker_main
+
+if TYPE_CHECKING:
+    from .answers import Answers
+    from .context import RunContext
+    from .order import StartOrder
+    from .presolving import Presolve
 
 
 class Launcher:
     """Forks workers and hands them to the event loop's ``crew``.
 
     Owns the run's price board (a timed run's only: :meth:`open_board`). What it starts and when
-    is the start ``order``'s to say; each worker gets its problem (the original, or ``presolve``'s
-    reduced one), its warm start (``warm``, or the best of ``answers`` so far), the board of plans
-    it reads (``shared``, or ``shared_cold`` for a timed re-solve's cold part), its cores (its row
-    in ``runs``), its options (``option_values``) and, in deterministic mode, its work
-    (``work_of``); the ``scheduler`` is told of each start."""
+    is the start ``order``'s to say; each worker gets its problem (the context's original, or
+    ``presolve``'s reduced one), its warm start (``warm``, or the best of ``answers`` so far), the
+    board of plans it reads (the context's ``shared``, or ``shared_cold`` for a timed re-solve's
+    cold part), its cores (its row), its options (``option_values``) and, in deterministic mode,
+    its work (``work_of``); the context's ``scheduler`` is told of each start, its ``rows`` of
+    each transition, its ``crew`` gets each worker."""
 
-    def __init__(self, problem: Problem, options: RunOptions, option_values: dict[str, dict],
-                 clock: Clock, ctx: Any, shared: SharedBest, shared_cold: Optional[SharedBest],
-                 runs: dict[str, BackendRun],
-                 crew: Crew, order: StartOrder, presolve: Presolve, answers: Answers,
-                 warm: Optional[WarmStart], scheduler: Scheduler, cores: int,
-                 work_of: Optional[dict[str, int]]) -> None:
-        self._problem, self._options, self._option_values = problem, options, option_values
-        self._clock, self._ctx, self._shared, self._runs = clock, ctx, shared, runs
-        self._shared_cold = shared_cold
-        self._crew, self._order, self._presolve, self._answers = crew, order, presolve, answers
-        self._warm, self._scheduler, self._cores, self._work_of = warm, scheduler, cores, work_of
+    def __init__(self, context: "RunContext", order: "StartOrder", presolve: "Presolve",
+                 answers: "Answers", warm: Optional[WarmStart]) -> None:
+        self._context = context
+        self._rows, self._crew, self._clock, self._options = (context.rows, context.crew,
+                                                              context.clock, context.options)
+        self._order, self._presolve, self._answers, self._warm = order, presolve, answers, warm
         self._board: Optional[PriceBoard] = None
 
     # ---------------------------------------------------------------- the price board
@@ -72,24 +68,23 @@ class Launcher:
         checking = [b for b in self._order.waiting if poll_available(b) is None]
         if checking:
             for backend in checking:
-                self._runs[backend.name].note = "checking available()"
+                self._rows.waiting(self._rows[backend.name], "checking available()")
             return
         for backend in self._order.waiting:
             if time.monotonic() >= self._clock.soft_deadline:
                 return
-            run = self._runs[backend.name]
+            run = self._rows[backend.name]
             why = self._order.blocked(backend)
             early = bool(why) and self._may_set_up_early(backend, why)
             if why and not early:
-                run.note = why
+                self._rows.waiting(run, why)
                 continue
             self._order.take(backend)
             ok, reason = poll_available(backend)
             if not ok:
-                run.status, run.note = Status.UNSUPPORTED, f"not available: {reason}"
+                self._rows.unavailable(run, reason)
                 continue
-            run.note = f"set up early; {why}" if early else ""
-            self._launch(backend, run, early=early)
+            self._launch(backend, run, early=early, note=f"set up early; {why}" if early else "")
 
     # ---------------------------------------------------------------- early set-up
     def _may_set_up_early(self, backend: BackendLike, why: str) -> bool:
@@ -104,7 +99,7 @@ class Launcher:
             return False
         busy = int(self._presolve.running) + sum(
             1 for w in self._crew if not w.done and w.run.phase != "ready")
-        return busy < self._cores
+        return busy < self._context.cores
 
     def release_early(self) -> None:
         """Send go to each early-started worker that is set up and no longer has to wait: its
@@ -115,7 +110,7 @@ class Launcher:
                 continue
             why = self._order.blocked(worker.backend, started=True)
             if why:
-                worker.run.note = f"set up; {why}"
+                self._rows.waiting(worker.run, f"set up; {why}")
                 continue
             path, warm, note = None, self._warm_for(worker.backend), ""
             presolved = self._presolve.mapping
@@ -130,8 +125,7 @@ class Launcher:
                 continue   # it died meanwhile: its sentinel says so
             worker.control.close()
             worker.control = None
-            worker.run.phase, worker.run.note = "solve", note
-            worker.run.searching = round(self._clock.now(), 4)
+            self._rows.released(worker.run, note)
             worker.solve_started = time.monotonic()
 
     def never_released(self) -> None:
@@ -139,9 +133,7 @@ class Launcher:
         its row says so instead of a timeout."""
         for worker in self._crew:
             if worker.run.phase == "ready" and worker.run.searching is None:
-                worker.run.status = Status.PENDING
-                worker.run.note = (f"set up, but the run ended before its wait was over "
-                                   f"({worker.run.note.removeprefix('set up; ') or 'waiting'})")
+                self._rows.never_released(worker.run)
 
     def _warm_for(self, backend: BackendLike) -> Optional[np.ndarray]:
         """The plan a backend starts from (on the original problem): the run's best for a backend
@@ -156,10 +148,13 @@ class Launcher:
             return best if best is not None or self._warm is None else self._warm.start
         return None
 
-    def _launch(self, backend: BackendLike, run: BackendRun, early: bool = False) -> None:
+    def _launch(self, backend: BackendLike, run: BackendRun, early: bool = False,
+                note: Optional[str] = None) -> None:
+        """Fork ``run``'s worker (``early``: to set up while it waits for its problem); ``note``
+        becomes its row's (None: the row's is kept)."""
         cold = self._warm is not None and starts_cold(backend.name, self._options.cold)
         warm = None if early else self._warm_for(backend)
-        problem, mapping = self._problem, None
+        problem, mapping = self._context.problem, None
         presolved = self._presolve.mapping
         if early:   # its problem and warm start come with go (release_early)
             pass
@@ -167,36 +162,35 @@ class Launcher:
             problem, mapping = presolved.reduced, presolved
             warm = to_hint(mapping, warm)
         elif backend.capabilities.reduced and self._options.presolve and self._presolve.info is None:
-            run.note = "presolve not ready: original problem"
-        board = self._shared_cold if cold and self._shared_cold is not None else self._shared
+            note = "presolve not ready: original problem"
+        shared_cold = self._context.shared_cold
+        board = shared_cold if cold and shared_cold is not None else self._context.shared
         shared = board if backend.capabilities.warm_start else None
         spec = WorkerSpec(backend, problem, self._clock.soft_deadline, run.seed, warm,
                           self._clock.start, shared, mapping, run.cores, prices=self._board,
-                          price_slot=list(self._runs).index(run.name) % MAX_WRITERS,
-                          options=self._option_values.get(backend.name, {}),
-                          fresher=not cold or self._shared_cold is not None)
-        if self._work_of is not None:   # deterministic mode
+                          price_slot=list(self._rows).index(run.name) % MAX_WRITERS,
+                          options=self._context.option_values.get(backend.name, {}),
+                          fresher=not cold or shared_cold is not None)
+        if self._context.work_of is not None:   # deterministic mode
             spec.reporter = functools.partial(PointReporter, t0=self._clock.start,
-                                              board=self._shared, shared=shared, mapping=mapping,
-                                              total=self._work_of[run.name])
+                                              board=self._context.shared, shared=shared, mapping=mapping,
+                                              total=self._context.work_of[run.name])
         control = None
+        fork = self._context.fork
         if early:
-            spec.control, control = self._ctx.Pipe(duplex=False)
-        parent_conn, child_conn = self._ctx.Pipe(duplex=False)
-        process = self._ctx.Process(target=worker_main, args=(spec, child_conn),
-                                    name=f"portfolio-{run.name}", daemon=False)
+            spec.control, control = fork.Pipe(duplex=False)
+        parent_conn, child_conn = fork.Pipe(duplex=False)
+        process = fork.Process(target=worker_main, args=(spec, child_conn),
+                               name=f"portfolio-{run.name}", daemon=False)
         process.start()
         child_conn.close()  # only the worker holds its end, so its death reads as EOF here
         if spec.control is not None:
             spec.control.close()
         key = prepare_key(backend)
-        run.status, run.started = Status.RUNNING, round(self._clock.now(), 4)
-        run.phase = "prepare" if key else "solve"
-        if not key and not early:
-            run.searching = run.started
+        self._rows.started(run, note, preparing=bool(key), searching=not key and not early)
         self._crew.add(Worker(run, backend, process, parent_conn, key,
                               solve_started=time.monotonic(), control=control))
-        self._scheduler.started(process.pid, run.cores)
+        self._context.scheduler.started(process.pid, run.cores)
 
     def launch_extra(self) -> None:
         """Idle cores while budget is left: another copy of a randomized backend, new seed."""
@@ -204,7 +198,7 @@ class Launcher:
         if backend is None:
             return
         k = self._order.next_copy(backend.name)
-        run = BackendRun(f"{backend.name}+{k}", backend=backend.name, seed=self._options.seed + k,
-                         cores=1, note=f"extra copy on an idle core, seed {self._options.seed + k}")
-        self._runs[run.name] = run
+        seed = self._options.seed + k
+        run = self._rows.add(f"{backend.name}+{k}", backend=backend.name, seed=seed, cores=1,
+                             note=f"extra copy on an idle core, seed {seed}")
         self._launch(backend, run)

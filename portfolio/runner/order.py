@@ -17,12 +17,10 @@ import time
 from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from ..backend import LOW, BackendLike
-from ..options import RunOptions
-from .result import BackendRun
 from .worker import has_prepare, prepare_key
 
 if TYPE_CHECKING:
-    from .crew import Crew
+    from .context import RunContext
     from .presolving import Presolve
 
 SAFETY_FIRST = 0.1
@@ -62,15 +60,18 @@ class StartOrder:
     """The rule above.
 
     Owns the waiting list, the end of the safety net's head start (set when the run begins) and the
-    number of extra seed copies of each backend. Asks the caller's ``hold``, the workers (``crew``:
-    who runs, who compiles), whether presolve runs, and the rows (a backend's set-up time)."""
+    number of extra seed copies of each backend. Asks the caller's ``hold``, the workers (the
+    context's ``crew``: who runs, who compiles), whether ``presolve`` runs, and the rows (a
+    backend's set-up time); the context also gives the backends, options, backends' deadline and
+    cores."""
 
-    def __init__(self, backends: Sequence[BackendLike], options: RunOptions, soft_deadline: float,
-                 cores: int, crew: "Crew", presolve: "Presolve", runs: dict[str, BackendRun],
+    def __init__(self, context: "RunContext", presolve: "Presolve",
                  hold: Optional[Callable[[BackendLike], Optional[str]]]) -> None:
-        self._options, self._soft_deadline, self._cores = options, soft_deadline, cores
-        self._crew, self._presolve, self._runs, self._hold = crew, presolve, runs, hold
-        self._waiting = start_order(backends)
+        self._options, self._cores = context.options, context.cores
+        self._soft_deadline = context.clock.soft_deadline
+        self._crew, self._presolve, self._rows, self._hold = (context.crew, presolve, context.rows,
+                                                              hold)
+        self._waiting = start_order(context.backends)
         self._safety_until = 0.0
         self._copies: dict[str, int] = {}
 
@@ -131,7 +132,7 @@ class StartOrder:
         if not candidates:
             return None
         backend = min(candidates, key=lambda b: (self._copies.get(b.name, 0), b.name))
-        setup = self._runs[backend.name].prepare_seconds or 0.0  # a copy loads the JIT cache again
+        setup = self._rows[backend.name].prepare_seconds or 0.0  # a copy loads the JIT cache again
         if self._soft_deadline - time.monotonic() < EXTRA_MIN_SECONDS + setup:
             return None
         return backend

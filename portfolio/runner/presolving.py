@@ -13,7 +13,7 @@ import time
 import traceback
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Optional, Sequence
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from .worker import PlanMapping, die_with_parent, freeze
 
 if TYPE_CHECKING:
     from .answers import Answers
-    from .deadlines import Clock
+    from .context import RunContext
 
 PRESOLVE_SHARE = 0.3
 """Backends that want the presolved problem wait for it at most this share of the time left when
@@ -93,12 +93,12 @@ class Presolve:
     is none: ``mapping`` and ``info``) and the file early-started workers read the presolved
     problem from. When presolve leaves nothing to decide, its plan goes to ``answers`` as the
     runner's own proof. A timed run abandons presolve after ``PRESOLVE_SHARE`` of the time left;
-    deterministic mode waits for it."""
+    deterministic mode waits for it. From the ``context``: the problem, the clock, the fork
+    context, the mode."""
 
-    def __init__(self, problem: Problem, answers: "Answers", clock: "Clock", ctx: Any,
-                 deterministic: bool) -> None:
-        self._problem, self._answers, self._clock, self._ctx = problem, answers, clock, ctx
-        self._deterministic = deterministic
+    def __init__(self, context: "RunContext", answers: "Answers") -> None:
+        self._problem, self._answers, self._clock = context.problem, answers, context.clock
+        self._ctx, self._deterministic = context.fork, context.deterministic
         self._child: Optional[_Child] = None
         self._mapping: Optional[PlanMapping] = None
         self._info: Optional[dict] = None

@@ -8,16 +8,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 import numpy as np
 
 from ..backend import Status
 from ..evaluate import Evaluation
 from .claims import PROVEN, Claim
-
-if TYPE_CHECKING:
-    from .validate import Result
 
 
 PLAN_HASH_CHARS = 16
@@ -59,7 +56,8 @@ class BackendRun:
 
     ``lower_bound`` is the backend's *claimed* bound (validated, not contradicted); ``claims`` keeps
     every claim with its fate. ``disqualified`` means the backend sent something false or malformed;
-    its earlier verified plans stay eligible all the same (a verified plan is verified).
+    its earlier verified plans stay eligible all the same (a verified plan is verified). In a run,
+    only :class:`.rows.Rows` writes a row (its named transitions).
     """
 
     name: str
@@ -125,14 +123,6 @@ class BackendRun:
         }
 
 
-def reject(run: BackendRun, reason: str, now: float) -> None:
-    """The backend sent something false or malformed: its row says so (``now``: the run's clock).
-    Plans it reported before were verified and stay eligible."""
-    run.status, run.note = Status.REJECTED, reason
-    run.finished = run.finished if run.finished is not None else round(now, 4)
-
-
-
 @dataclass
 class PortfolioResult:
     """The outcome of a portfolio run.
@@ -178,6 +168,10 @@ class PortfolioResult:
     options_given: dict[str, dict] = field(default_factory=dict)
     """The options the caller set (a config file, ``--option``, ``backend_options``), per backend,
     including those of backends the run did not use."""
+    callback_error: Optional[dict] = None
+    """What a caller's callback raised (``hook``: ``on_update``, or the API's ``on_improve``;
+    ``error``: its type and message; ``traceback``): it ended the run, which answered with its
+    best verified plan all the same. None when no callback raised."""
 
     @property
     def plan_hash(self) -> Optional[str]:
@@ -190,8 +184,9 @@ class PortfolioResult:
 
     @property
     def proven_optimal(self) -> bool:
-        """The verified answer is proven optimal: by the runner itself, or by a bound that a source
-        other than the plan's finder (or two independent ones) met. A lone claim does not count."""
+        """The verified answer is proven optimal: by the runner itself, or by a bound of an
+        ``exact`` backend other than the plan's finder (or of two independent exact ones) that
+        meets its cost. A lone claim, or a bound from a backend that is not exact, does not count."""
         return self.solution is not None and (self.proof or "").startswith(PROVEN)
 
     @property
@@ -248,7 +243,8 @@ class PortfolioResult:
         if bound is None:
             return None
         gap = self.gap
-        return (f"lower bound {bound.value:,} by {bound.source}"
+        by = f"by {bound.source}" if bound.exact else f"claimed by {bound.source} (not exact)"
+        return (f"lower bound {bound.value:,} {by}"
                 + ("" if gap is None else f", gap to bound {100 * gap:.3f} %"))
 
     def to_dict(self) -> dict:
@@ -286,15 +282,5 @@ class PortfolioResult:
             "options": {k: dict(v) for k, v in self.options.items()},
             "options_given": {k: dict(v) for k, v in self.options_given.items()},
             "config": self.config,
+            "callback_error": self.callback_error,
         }
-
-
-def close_row(run: BackendRun, result: Result, now: float) -> None:
-    """A final result reached ``run``'s row: when it ended, and its note (the backend's own, else
-    what the runner noted) with every part of the result the validator dropped. Timed and
-    deterministic runs both end a row this way."""
-    run.finished = round(now, 4)
-    notes = ([result.note] if result.note else ([run.note] if run.note else [])) + [
-        f"dropped: {p}" for p in result.problems]
-    run.note = "; ".join(notes)
-

@@ -9,14 +9,13 @@ import signal
 import time
 from typing import TYPE_CHECKING, Callable, Optional
 
-from ..options import RunOptions
 from .claims import ClaimBook
-from .deadlines import Clock
 from .order import SAFETY_WAIT, is_safety_net
 
 if TYPE_CHECKING:
     from .answers import Answers
-    from .crew import Crew, Worker
+    from .context import RunContext
+    from .crew import Worker
 
 
 def claim_stop(claims: ClaimBook, best_cost: Optional[int]) -> Optional[str]:
@@ -37,13 +36,14 @@ class StopRules:
 
     Owns the signal that ended the run (``interrupted``), the handlers it replaced while it runs,
     and why the run ended before its deadline (``stopped_early``). Asks the claims and the verified
-    best of :class:`.answers.Answers`, the workers (whether the safety net had its say) and the
-    caller's ``keep_open`` (work done elsewhere keeps the run open)."""
+    best of :class:`.answers.Answers`, the workers (the context's ``crew``: whether the safety
+    net had its say), the options and clock, and the caller's ``keep_open`` (work done elsewhere
+    keeps the run open)."""
 
-    def __init__(self, options: RunOptions, clock: Clock, answers: "Answers", crew: "Crew",
+    def __init__(self, context: "RunContext", answers: "Answers",
                  keep_open: Optional[Callable[[], bool]]) -> None:
-        self._options, self._clock, self._keep_open = options, clock, keep_open
-        self._answers, self._crew = answers, crew
+        self._options, self._clock, self._keep_open = context.options, context.clock, keep_open
+        self._answers, self._crew = answers, context.crew
         self._interrupted: Optional[str] = None
         self._stopped_early: Optional[str] = None
         self._saved: dict = {}

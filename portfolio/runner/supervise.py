@@ -14,15 +14,12 @@ import time
 from typing import TYPE_CHECKING, Optional
 
 from ..backend import Status
-from ..options import RunOptions
 from . import contain, validate
-from .crew import Crew, Worker, kill, refuse, sample_cpu
-from .result import reject
-from .schedule import Scheduler
+from .crew import Worker, kill, refuse, sample_cpu
 
 if TYPE_CHECKING:
     from .answers import Answers
-    from .deadlines import Clock
+    from .context import RunContext
     from .demotion import Demotion
     from .exchange import Exchange
     from .presolving import Presolve
@@ -31,19 +28,20 @@ if TYPE_CHECKING:
 class Supervisor:
     """The parent's side of the worker protocol.
 
-    Owns the memory cap and its next check, the adoption of orphans (whether this process adopts
-    them, since when) and the children it must not end (``spare``). Reads the workers (``crew``),
-    lowers and resumes them through the ``scheduler``; a verified plan, a bound or a final result
-    goes to ``answers``, a demand to ``demotion``, an exchange point to ``exchange``
-    (deterministic mode only); ``presolve`` is asked for its child's pid (an orphan sweep spares it)."""
+    Owns its next check of the memory cap, the adoption of orphans (whether this process adopts
+    them, since when) and the children it must not end (``spare``). Reads the workers (the
+    context's ``crew``), lowers and resumes them through its ``scheduler``, ends their rows through
+    its ``rows``; a verified plan, a bound or a final result goes to ``answers``, a demand to
+    ``demotion``, an exchange point to ``exchange`` (deterministic mode only); ``presolve`` is
+    asked for its child's pid (an orphan sweep spares it)."""
 
-    def __init__(self, crew: Crew, scheduler: Scheduler, clock: "Clock", options: RunOptions,
-                 memory_limit: Optional[int], answers: "Answers", demotion: "Demotion",
+    def __init__(self, context: "RunContext", answers: "Answers", demotion: "Demotion",
                  exchange: Optional["Exchange"], presolve: "Presolve") -> None:
-        self._crew, self._scheduler, self._clock, self._options = crew, scheduler, clock, options
+        self._crew, self._scheduler, self._rows = context.crew, context.scheduler, context.rows
+        self._clock, self._options = context.clock, context.options
         self._answers, self._demotion, self._exchange, self._presolve = (answers, demotion,
                                                                          exchange, presolve)
-        self._memory_limit = memory_limit
+        self._memory_limit = context.memory_limit
         self._next_memory_check = 0.0
         self._adopting, self._was_subreaper, self._run_ticks = False, False, 0
         self._spare: set[int] = set()
@@ -86,7 +84,7 @@ class Supervisor:
                 return
             except Exception as exc:  # an unpicklable or garbled message
                 refuse(worker, f"sent a message that could not be read: {type(exc).__name__}",
-                       self._clock.now)
+                       self._rows)
                 return
             if run.disqualified:
                 continue
@@ -94,24 +92,20 @@ class Supervisor:
                 kind, fields = validate.message(raw)
                 self._handle(worker, kind, fields)
             except validate.MessageError as exc:
-                refuse(worker, f"malformed message: {exc}", self._clock.now)
+                refuse(worker, f"malformed message: {exc}", self._rows)
 
     def _handle(self, worker: Worker, kind: str, fields: tuple) -> None:
         run = worker.run
         if kind == "prepared":
-            run.prepare_seconds = round(fields[0], 3)
-            if worker.control is not None:   # set up early: its problem comes with go
-                run.phase = "ready"
-            else:
-                run.phase, run.searching = "solve", round(self._clock.now(), 4)
+            early = worker.control is not None   # set up early: its problem comes with go
+            self._rows.prepared(run, fields[0], early, fields[1])
+            if not early:
                 worker.solve_started = time.monotonic()
-            if fields[1]:
-                run.note, run.traceback = f"prepare failed: {fields[1][0]}", fields[1][1]
             self._crew.release(worker)
         elif (kind in ("point", "held")) != bool(self._options.deterministic) and kind in (
                 "point", "held", "incumbent", "bound"):
             mode = "deterministic" if self._options.deterministic else "timed"
-            refuse(worker, f"malformed message: {kind} in a {mode} run", self._clock.now)
+            refuse(worker, f"malformed message: {kind} in a {mode} run", self._rows)
         elif kind == "point":
             self._exchange.on_point(worker, *fields)
         elif kind == "held":
@@ -119,23 +113,21 @@ class Supervisor:
         elif kind == "incumbent":
             refused, _ = self._answers.consider(run, fields[1], fields[2])
             if refused:
-                refuse(worker, refused, self._clock.now)
+                refuse(worker, refused, self._rows)
         elif kind == "bound":
             self._answers.in_run_bound(run, fields[1], fields[2],
                                        bool(worker.backend.capabilities.exact))
         elif kind == "demand":
             self._demotion.set_demand(worker, fields[0], fields[1])
         elif kind == "error":
-            run.status, run.note = Status.ERROR, f"exception: {fields[0][0]}"
-            run.traceback = fields[0][1]
-            run.finished = round(self._clock.now(), 4)
+            self._rows.errored(run, *fields[0])
             if self._exchange is not None:
                 self._exchange.ended(run.name)
         else:
             try:
                 result = validate.result_fields(fields[0])
             except validate.MessageError as exc:
-                reject(run, str(exc), self._clock.now())
+                self._rows.rejected(run, str(exc))
                 return
             if self._exchange is not None:
                 self._exchange.on_result(worker, result)
@@ -146,25 +138,11 @@ class Supervisor:
     def finish(self, worker: Worker) -> None:
         """A worker's process ended: collect its CPU time and exit code, settle its status."""
         worker.done = True
-        sample_cpu(worker)  # a zombie's /proc entry still holds its final CPU times
+        sample_cpu(worker, self._rows)  # a zombie's /proc entry still holds its final CPU times
         worker.process.join(timeout=1.0)
         self._scheduler.ended(worker.process.pid)
         self._crew.release(worker)
-        run = worker.run
-        run.exitcode = worker.process.exitcode
-        if run.finished is None:
-            run.finished = round(self._clock.now(), 4)
-        if run.status is Status.RUNNING:
-            code = run.exitcode
-            run.status = Status.CRASHED
-            where = " in prepare()" if run.phase == "prepare" else ""
-            if code is not None and code < 0:
-                try:
-                    run.note = f"worker died{where} by signal {signal.Signals(-code).name}"
-                except ValueError:
-                    run.note = f"worker died{where} by signal {-code}"
-            else:
-                run.note = f"worker exited{where} with code {code} without a result"
+        self._rows.exited(worker.run, worker.process.exitcode)
         if self._exchange is not None:
             self._exchange.gone(worker)
         try:
@@ -188,7 +166,7 @@ class Supervisor:
             self.receive(worker)  # keep what it sent before
             if worker.done:
                 continue
-            kill(worker)
+            kill(worker, self._rows)
             self._end(worker, Status.ERROR, f"memory limit: used {contain.mib(used)}, more than "
                       f"the {contain.mib(limit)} a backend may use; ended")
 
@@ -198,8 +176,7 @@ class Supervisor:
         self.receive(worker)
         if not worker.done:
             self.finish(worker)
-        if worker.run.status in (Status.RUNNING, Status.CRASHED):
-            worker.run.status, worker.run.note = status, note
+        self._rows.killed(worker.run, status, note)
 
     def stop_all(self, note: str) -> None:
         """Collect what running workers sent, then terminate them with status TIMEOUT: every group
@@ -213,7 +190,7 @@ class Supervisor:
         dying = [w for w in self._crew if not w.done]
         phases = {id(w): w.run.phase for w in dying}
         for worker in dying:
-            sample_cpu(worker)
+            sample_cpu(worker, self._rows)
             try:
                 os.killpg(worker.process.pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
