@@ -119,6 +119,16 @@ def test_iopddl_usage_errors(bundled_example, args):
     assert result.stdout == ""
 
 
+@pytest.mark.parametrize("args, path", [(["solve", "-t"], "portfolio solve"),
+                                         (["bench", "--jobs"], "portfolio bench"),
+                                         (["report"], "portfolio report")])
+def test_usage_errors_name_the_command_they_came_from(args, path):
+    result = CliRunner().invoke(cli, args, prog_name="portfolio")
+    assert result.exit_code == 2
+    line = result.stderr.strip()
+    assert len(line.splitlines()) == 1 and line.endswith(f"(see `{path} --help`)"), line
+
+
 # ------------------------------------------------------------------------------------------ info
 def test_info_json_matches_raw(tmp_path, bundled_example, bundled_doc):
     result = invoke("info", "--json", bundled_example)

@@ -71,7 +71,8 @@ def report(runs: tuple[str, ...], reference: str | None, at: float | None, confi
         board = build(list(runs), reference, at=at, configs=_names(configs),
                       instances=_names(instances), top=top, pair=_names(pair))
         kinds = ("convergence", "points", "profile") if plot else ("profile",) if profile else ()
-        written = plot_runs(list(runs), board, kinds=kinds) if kinds else []
+        written = plot_runs(list(runs), board, kinds=kinds,
+                            flag="--plot" if plot else "--profile") if kinds else []
     except ReportError as exc:
         raise UserError(str(exc)) from None
     if csv_file:
