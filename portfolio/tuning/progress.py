@@ -53,7 +53,7 @@ class TuneProgress:
                 f"{resolved.space.dimensions()} dimensions"
                 + (f"; resumed with {done} trial(s) done" if done else ""))
         self.console.print(text, highlight=False, soft_wrap=True)
-        for note in resolved.space.notes:   # what stays at its default, and why
+        for note in resolved.space.notes:   # what stays at its default and why, ranges clipped
             self.console.print(f"  {note}", highlight=False, soft_wrap=True, style="dim")
 
     # ---------------------------------------------------------------------------- told
