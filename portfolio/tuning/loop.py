@@ -124,7 +124,8 @@ class Tuner:
         return [self.cache[self._key(c, pair)] for _, c in named]
 
     def race(self, batch: list[Contender]) -> None:
-        """Each pair in turn for every contender still in the race; drop the clearly worse."""
+        """Each pair in turn for every contender still in the race; drop those the paired test
+        finds worse (:func:`.race.beaten`)."""
         incumbent = self.costs.get(self.incumbent(), [])
         for pair in self.pairs:
             alive = [c for c in batch if not c.finished]
