@@ -77,7 +77,7 @@ OPTIONS = (
            help="a late phase that raises the bound with toulbar2 on the priced problem (timed runs)"),
     Option("tb2_share", "float", TB2_SHARE, low=0.0, high=1.0,
            help="share of the backend's time before the toulbar2 phase starts"),
-    Option("tb2_min_s", "float", TB2_MIN_S, low=0.0,
+    Option("tb2_min_s", "float", TB2_MIN_S, low=0.0, unit="seconds",
            help="seconds the toulbar2 phase needs at least, else it is skipped"),
     Option("trws_iters", "int", 2, low=1, high=50,   # the kernels' BoundParams default
            help="TRW-S passes between two price steps"),

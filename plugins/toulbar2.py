@@ -35,10 +35,10 @@ OPTIONS = (
            help="which first-round solves start from the warm start's values: every one "
                 "(round), the round's last (last) or none"),
     Option("first_limit", "float", FIRST_LIMIT, low=1.0, high=120.0,
-           by_budget=(Budgeted(TUNED_SHORT, 3.42, TUNED_SHORT_WHY),),
+           by_budget=(Budgeted(TUNED_SHORT, 3.42, TUNED_SHORT_WHY),), unit="seconds",
            help="seconds of each toulbar2 search in the first round"),
     Option("limit_step", "float", LIMIT_STEP, low=0.0, high=30.0,
-           by_budget=(Budgeted(TUNED_SHORT, 4.41, TUNED_SHORT_WHY),),
+           by_budget=(Budgeted(TUNED_SHORT, 4.41, TUNED_SHORT_WHY),), unit="seconds",
            help="seconds a round adds to the search limit (at most 20 s a search)"),
     Option("vectors", "int", VECTORS, low=1, high=16,
            by_budget=(Budgeted(TUNED_SHORT, 1, TUNED_SHORT_WHY),),

@@ -29,6 +29,10 @@ from .errors import ProblemError
 KINDS = ("bool", "int", "float", "choice")
 """The types an option may have."""
 
+UNITS = ("", "seconds")
+"""What an int's or float's value may measure: nothing said (``""``), or ``seconds`` of the run,
+which ``portfolio tune`` never samples beyond the run's budget."""
+
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 _TRUE, _FALSE = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 
@@ -63,7 +67,9 @@ class Option:
     ``choices`` the allowed values of a choice; ``low``/``high`` an int's or float's range
     (inclusive; None: open); ``changes_plan``: False for a setting that cannot change the answer
     (a log level, a report interval), which deterministic mode's identity then ignores;
-    ``by_budget``: budget-aware defaults, thresholds in increasing order (see the module)."""
+    ``by_budget``: budget-aware defaults, thresholds in increasing order (see the module);
+    ``unit``: ``seconds`` for a value that is time of the run (a search limit, a phase's least
+    length), so a tune clips its range to the budget (one of ``UNITS``)."""
 
     name: str
     kind: str
@@ -74,6 +80,7 @@ class Option:
     high: Optional[float] = None
     changes_plan: bool = True
     by_budget: tuple[Budgeted, ...] = field(default=())
+    unit: str = ""
 
     # ---------------------------------------------------------------- declaration
     def problems(self) -> list[str]:
@@ -89,6 +96,11 @@ class Option:
         if self.kind == "choice":
             if not self.choices or not all(isinstance(c, str) for c in self.choices):
                 return out + [f"option {self.name!r}: a choice needs choices, a tuple of strings"]
+        if self.unit not in UNITS:
+            out.append(f"option {self.name!r}: unit {self.unit!r} is not one of "
+                       f"{', '.join(repr(u) for u in UNITS)}")
+        elif self.unit and self.kind not in ("int", "float"):
+            out.append(f"option {self.name!r}: a unit needs an int or a float, not a {self.kind}")
         for what, value in [("default", self.default)] + [
                 (f"by_budget value for <= {b.upto:g} s", b.value) for b in self.by_budget]:
             try:
@@ -176,7 +188,7 @@ class Option:
         return {"name": self.name, "type": self.kind, "default": self.default,
                 "allowed": self.allowed(), "choices": list(self.choices) or None,
                 "low": self.low, "high": self.high, "help": self.help,
-                "changes_plan": self.changes_plan,
+                "changes_plan": self.changes_plan, "unit": self.unit or None,
                 "by_budget": [{"upto_seconds": b.upto, "value": b.value, "why": b.why}
                               for b in self.by_budget]}
 

@@ -16,7 +16,7 @@ from conftest import REPO
 
 FLOORS = {
     "problem": 1, "jsonscan": 1, "hookspecs": 1, "results": 1, "data": 1, "clock": 1, "errors": 0, "work": 1,
-    "prices": 1, "procstat": 1, "backend_options": 1,
+    "prices": 1, "procstat": 1, "cpuload": 1, "backend_options": 1,
     "evaluate": 2, "io": 2, "backend": 2, "report": 2, "options": 2,
     "presolve": 3, "generate": 3, "registry": 3, "exhaustive": 3, "configure": 3, "leastpeak": 3,
     "identity": 3, "kernels": 4, "runner": 4, "features": 4,

@@ -104,6 +104,11 @@ def test_sweep_streams_verified_rows_and_refuses_to_overwrite(instances, tmp_pat
         if row["configuration"] == "minusage":
             assert names == ["minusage"]
         assert {"cpu_count", "cpu_model", "ram_bytes", "python"} <= set(row["machine"])
+        cpu = row["cpu"]   # the CPU its backends got against their due, and the machine's load
+        assert cpu["cpu_due"] > 0 and cpu["cpu_seconds"] >= 0 and cpu["cores"] == row["workers"]
+        assert cpu["cpu_share"] == pytest.approx(cpu["cpu_seconds"] / cpu["cpu_due"], abs=1e-3)
+        assert cpu["machine_cores"] == os.cpu_count()
+        assert cpu["load_start"] >= 0 and cpu["load_end"] >= 0
         assert "iopddl-portfolio" in row["versions"]
         assert {"ortools", "python-sat", "pytoulbar2", "numba"} <= set(row["versions"])  # engines
         problem = load_problem(row["path"])  # the plan on disk has exactly the recorded cost

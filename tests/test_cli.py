@@ -97,6 +97,22 @@ def test_solve_json_and_force(bundled_example, tmp_path, portfolio_cli):
     assert json.loads(out.read_text())["solution"] == plan  # --force replaced the old file
 
 
+def test_solve_json_records_the_cpu_its_backends_got_and_the_load(tmp_path, portfolio_cli):
+    from portfolio.generate import generate_problem
+    from portfolio.io import write_problem
+
+    problem = tmp_path / "gen.json"
+    write_problem(generate_problem(300, strategies=4, seed=5), problem)
+    proc = portfolio_cli.run("solve", problem, "-t", "2", "-q", "--json", "-b", "greedy,minusage")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    cpu = doc["cpu"]   # what the backends got against their due, and the machine's load
+    assert cpu["cpu_due"] > 0 and cpu["cores"] == doc["schedule"]["cores"]
+    assert cpu["cpu_seconds"] == pytest.approx(sum(b["cpu_seconds"] or 0 for b in doc["backends"]),
+                                               abs=0.01)
+    assert cpu["machine_cores"] >= 1 and cpu["load_start"] >= 0 and cpu["load_end"] >= 0
+
+
 def test_iopddl_drop_in(bundled_example, portfolio_cli):
     """`iopddl example.json 5` (the contest's example when present, else the bundled one)."""
     contest = BENCH / "example.json"
@@ -117,6 +133,16 @@ def test_iopddl_usage_errors(bundled_example, args):
     assert result.exit_code == 2
     assert "Traceback" not in result.output
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize("args, path", [(["solve", "-t"], "portfolio solve"),
+                                         (["bench", "--jobs"], "portfolio bench"),
+                                         (["report"], "portfolio report")])
+def test_usage_errors_name_the_command_they_came_from(args, path):
+    result = CliRunner().invoke(cli, args, prog_name="portfolio")
+    assert result.exit_code == 2
+    line = result.stderr.strip()
+    assert len(line.splitlines()) == 1 and line.endswith(f"(see `{path} --help`)"), line
 
 
 # ------------------------------------------------------------------------------------------ info

@@ -235,6 +235,15 @@ def test_plot_without_matplotlib_is_a_clear_error(two_configs, monkeypatch):
     assert "pip install 'iopddl-portfolio[plot]'" in res.stderr
 
 
+def test_profile_without_matplotlib_names_the_flag_given(two_configs, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    res = invoke("report", two_configs, "--profile")
+    assert res.exit_code == 2
+    line = res.stderr.strip()
+    assert line.startswith("error: --profile needs matplotlib") and "--plot" not in line, line
+    assert "pip install 'iopddl-portfolio[plot]'" in line
+
+
 def test_costs_beyond_int64_stay_exact(tmp_path):
     big = 904000028847754848168  # W's 1st-place answer: forbidden entries, past 2**63 and 2**53
     run = write_run(tmp_path / "r", [result_row("w", "a", big), result_row("w", "b", big + 1)])

@@ -1,6 +1,6 @@
 """portfolio tune (docs/tune.md): the space from the declared options (a plugin's included), bad
-spaces refused, racing that drops a configuration made to be worse, resume after a kill, the Dask
-path, a deterministic tune chosen the same twice, the written config accepted by solve --config.
+spaces refused, resume after a kill, the Dask path, a deterministic tune chosen the same twice
+(the race and its test, the study and the written config: tests/test_tune_noise.py).
 
 Kept fast: generated 60-node instances, 1.5 s runs, a handful of trials, and the test backend
 ``knob`` of tests/tune_backends.py (a 1-opt descent, or clearly worse with ``worse=true``).
@@ -23,7 +23,6 @@ from portfolio.generate import generate_problem
 from portfolio.io import write_problem
 from portfolio.report.tune_score import PENALTY, references, score
 from portfolio.results import read_rows
-from portfolio.tuning.race import beaten
 from portfolio.tuning.settings import TuneSettings, resolve, seeds_of
 from portfolio.tuning.space import TuneError, build_space
 
@@ -152,44 +151,7 @@ def test_seeds_count_or_list_and_the_score():
     assert references([("asplos-2025-iopddl-B", 10 ** 12)])["asplos-2025-iopddl-B"] < 10 ** 12
 
 
-def test_racing_rule_compares_on_the_shared_pairs():
-    from portfolio.report.tune_score import Pair
-
-    pairs = [Pair("a", "a", 0), Pair("b", "b", 0), Pair("a", "a", 1)]
-    refs = {"a": 100, "b": 100}
-    incumbent = [100, 100, 100]
-    assert beaten([150], incumbent, pairs, refs)               # 50 % worse on the first pair
-    assert not beaten([100.5], incumbent, pairs, refs)        # within the margin
-    assert not beaten([None, 100, 100], incumbent, pairs, refs)   # complete: no longer racing
-    assert beaten([None], incumbent, pairs, refs)             # no plan: the penalty
-
-
 # -------------------------------------------------------------------------------- whole tunes
-def test_racing_drops_the_configuration_made_worse_and_config_solves(knob_cli, tmp_path,
-                                                                      instances):
-    space = tmp_path / "space.toml"
-    space.write_text("[knob]\nworse = true\n")          # every challenger is worse; level tuned
-    runs = tmp_path / "runs"
-    done = knob_cli.run("tune", *instances, "-t", "1.5", "-b", "knob", "--seeds", "1",
-                        "--trials", "3", "--space", space, "--runs-dir", runs, "--name", "race")
-    assert done.returncode == 0, done.stderr
-    folder = runs / "race"
-    records = _records(folder)
-    assert [r["state"] for r in records] == ["complete", "pruned", "pruned"]
-    assert all(r["pairs"] == 1 and r["options"]["knob"]["worse"] is True for r in records[1:])
-    distinct = {json.dumps(r["options"], sort_keys=True) for r in records[1:]}
-    assert len(_rows(folder)) == 2 + len(distinct)             # dropped before a second run
-    assert "chatty" not in json.dumps([r["params"] for r in records])   # changes_plan=False
-    config = Path(done.stdout.strip().splitlines()[-1])
-    assert config == folder / "tuned.toml" and 'backends = ["knob"]' in config.read_text()
-    assert "2 dropped early" in config.read_text()
-    solved = knob_cli.run("solve", instances[0], "--config", config, "-t", "3")
-    assert solved.returncode == 0, solved.stderr
-    report = knob_cli.run("report", folder)
-    assert report.returncode == 0, report.stderr
-    assert "t0001" in report.stderr and "dropped" in report.stderr and "knob.worse=True" in report.stderr
-
-
 def test_resume_after_a_kill_keeps_finished_runs(knob_cli, tmp_path, instances):
     args = ["tune", *instances, "-t", "1.5", "-b", "knob", "--seeds", "2", "--trials", "4",
             "--runs-dir", tmp_path / "runs", "--name", "again", "-q"]

@@ -21,6 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Optional
 
+from ..cpuload import cpu_record, load_average
 from .environment import git_revision, machine_info, now_iso, package_versions
 from .plan import PLUGINS_ENV, Task, option_dict
 
@@ -90,6 +91,7 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
     from ..runner.claims import OPTIMAL
 
     start = time.monotonic() if start is None else start
+    load_start = load_average()
     if task.plugins is None:
         os.environ.pop(PLUGINS_ENV, None)
     else:
@@ -107,6 +109,9 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
                          backend_options=option_dict(task.options),
                          deterministic=task.deterministic, work=task.work)
     result = run_portfolio(problem, backends, options)
+    cores = (result.schedule or {}).get("cores", workers)
+    cpu = cpu_record([r.to_dict() for r in result.runs.values()], cores, result.elapsed,
+                     load_start, load_average())
     runs = [r for r in result.runs.values()]
     ran = {r.backend for r in runs}
     outside = [o for o in registry.outside(backends) if o["name"] in ran]
@@ -159,6 +164,7 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
                           "cpu_seconds": r.cpu_seconds, "demand": r.demand,
                           "source": sources.get(r.name, "")} for r in runs],
         "workers": workers,
+        "cpu": cpu,   # the CPU its backends got against their due, the load (portfolio.cpuload)
         "plan_hash": result.plan_hash,
         "deterministic": result.deterministic,   # the mode's record (complete, reason...); None: timed
         "outside_backends": outside,   # the backends of other distributions that took part

@@ -21,10 +21,18 @@ class UserError(click.ClickException):
         click.echo(f"error: {self.message}", err=True)
 
 
-def _one_line(exc: click.UsageError) -> UserError:
-    """A click usage error as one line (click's own shows usage, a hint and the error: three)."""
-    where = exc.ctx.command_path if exc.ctx is not None else "the command"
+def _one_line(exc: click.UsageError, path: str = "") -> UserError:
+    """A click usage error as one line (click's own shows usage, a hint and the error: three),
+    naming the command it came from: the error's context, else ``path`` (an option's missing
+    value is raised by click's parser with no context)."""
+    where = exc.ctx.command_path if exc.ctx is not None else (path or "portfolio")
     return UserError(f"{exc.format_message()} (see `{where} --help`)")
+
+
+def _path(info_name: Any, parent: Any) -> str:
+    """The command path of a context being made: its parent's path and its own name."""
+    head = parent.command_path if isinstance(parent, click.Context) else ""
+    return " ".join(p for p in (head, info_name or "") if p)
 
 
 def _is_help(exc: click.UsageError) -> bool:
@@ -34,13 +42,14 @@ def _is_help(exc: click.UsageError) -> bool:
 class _OneLineUsage:
     """Mixin for click commands and groups: usage errors become one-line :class:`UserError`."""
 
-    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+    def make_context(self, info_name: Any, args: Any, parent: Any = None,
+                     **kwargs: Any) -> click.Context:
         try:
-            return super().make_context(*args, **kwargs)  # type: ignore[misc]
+            return super().make_context(info_name, args, parent, **kwargs)  # type: ignore[misc]
         except click.UsageError as exc:
             if _is_help(exc):
                 raise
-            raise _one_line(exc) from None
+            raise _one_line(exc, _path(info_name, parent)) from None
 
 
 class _Command(_OneLineUsage, click.Command):
@@ -61,7 +70,7 @@ class _Group(_OneLineUsage, click.Group):
         except click.UsageError as exc:
             if _is_help(exc):
                 raise
-            raise _one_line(exc) from None
+            raise _one_line(exc, _path(ctx.invoked_subcommand, ctx)) from None
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -71,15 +71,16 @@ def report(runs: tuple[str, ...], reference: str | None, at: float | None, confi
         _report_tradeoffs(runs, [k for k, v in asked.items() if v is not None], plot, fmt)
         return
     if _tune_runs(runs):
-        _report_tunes(runs, [k for k, v in asked.items() if v is not None] +
-                      (["--plot"] if plot else []), fmt)
+        _report_tunes(runs, [k for k, v in asked.items() if v is not None and k != "--csv"] +
+                      (["--plot"] if plot else []), fmt, csv_file)
         return
     try:
         board = build(list(runs), reference, at=at, configs=_names(configs),
                       instances=_names(instances), top=top, pair=_names(pair),
                       extra_rows=_oracle() if oracle else None)
         kinds = ("convergence", "points", "profile") if plot else ("profile",) if profile else ()
-        written = plot_runs(list(runs), board, kinds=kinds) if kinds else []
+        written = plot_runs(list(runs), board, kinds=kinds,
+                            flag="--plot" if plot else "--profile") if kinds else []
     except ReportError as exc:
         raise UserError(str(exc)) from None
     if aslib_dir:
@@ -185,21 +186,31 @@ def _tune_runs(runs: tuple[str, ...]) -> bool:
     return _runs_of_kind(runs, is_tune, "tune")
 
 
-def _report_tunes(runs: tuple[str, ...], refused: list[str], fmt: str) -> None:
-    """Each tune run's trials, incumbent trace and default against tuned (or markdown, JSON)."""
+def _report_tunes(runs: tuple[str, ...], refused: list[str], fmt: str,
+                  csv_file: str | None) -> None:
+    """Each tune run's trials, incumbent trace and default against tuned (or markdown, JSON);
+    ``--csv FILE`` and ``--format csv``: one row per trial."""
     from ..report import ReportError
-    from ..report.tune import (load_tune, summary_table, trace_table, trials_table, tune_json,
-                               tune_markdown, tune_summary)
+    from ..report.tune import (load_tune, summary_table, trace_table, trials_table, tune_csv,
+                               tune_json, tune_markdown, tune_summary)
 
     if refused:
-        raise UserError(f"{', '.join(refused)}: not for a tune run ({runs[0]}); it takes --format "
-                        f"table, markdown or json")
-    if fmt == "csv":
-        raise UserError(f"--format csv: not for a tune run ({runs[0]}); use markdown or json")
+        raise UserError(f"{', '.join(refused)}: not for a tune run ({runs[0]}); it takes --csv "
+                        f"and --format")
     try:
         docs = [load_tune(r) for r in runs]
     except ReportError as exc:
         raise UserError(str(exc)) from None
+    if csv_file or fmt == "csv":
+        text = tune_csv(docs)
+        if csv_file and csv_file != "-":
+            Path(csv_file).write_text(text, encoding="utf-8")
+            console.print(f"tune CSV: {text.count(chr(10)) - 1} trial rows in {csv_file}",
+                          highlight=False)
+        else:
+            click.echo(text, nl=False)
+        if fmt == "csv":
+            return
     for doc in docs:
         if fmt == "table":
             console.print(trials_table(doc))

@@ -13,6 +13,7 @@ from typing import Any, Sequence
 import click
 
 from ..clock import CLOCKS, EXEC_GAP, command_start
+from ..cpuload import cpu_record, load_average, starved
 from ..errors import ProblemError
 from ..exhaustive import MAX_PLANS
 from ..io import format_contest
@@ -182,6 +183,7 @@ def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | No
     from ..progress import LiveProgress
 
     start, before = command_start(clock)
+    load_start = load_average()
     options = replace(options, start=start)
     time_limit = options.time_limit
     if before >= EXEC_GAP and not quiet:
@@ -216,8 +218,11 @@ def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | No
         _on_signals(lambda signum, frame: late.append(signum))  # the answer is printed whatever comes
         if debug:
             _print_tracebacks(result)
+        cpu = cpu_record([r.to_dict() for r in result.runs.values()],
+                         (result.schedule or {}).get("cores", 1), result.elapsed, load_start,
+                         load_average())
         return _report(result, problem_path, time_limit, options.seed, output, as_json, quiet, late,
-                       prob, load_s, conversion, cluster_doc, warm, picked)
+                       prob, load_s, conversion, cluster_doc, warm, picked, cpu)
     finally:
         if session is not None:  # the answer is out: end the cluster side before the budget's end
             session.close()
@@ -242,10 +247,11 @@ def _print_tracebacks(result: Any) -> None:
 def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
             output: str | None, as_json: bool, quiet: bool, late: list[int], prob: Problem,
             load_s: float, conversion: Any, cluster_doc: dict | None, warm: Any = None,
-            picked: Any = None) -> int:
+            picked: Any = None, cpu: dict | None = None) -> int:
     """The table on stderr, the answer line (or --json) on stdout, --output; the exit code.
     ``picked`` (:class:`portfolio.api.solving.Chosen`): the outside backends that took part and
-    ``PORTFOLIO_PLUGINS``, named in the output and recorded."""
+    ``PORTFOLIO_PLUGINS``, named in the output and recorded. ``cpu``: what the backends got
+    against their due and the load (:mod:`portfolio.cpuload`)."""
     from ..progress import final_table
     from ..runner.warmstart import report_text
 
@@ -257,7 +263,7 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
     outside = [] if picked is None else picked.took_part(result)
     doc.update(problem_path=str(problem_path), load_seconds=round(load_s, 3), seed=seed,
                presolve=result.presolve, outside_backends=outside,
-               plugins_env=None if picked is None else picked.plugins_env)
+               plugins_env=None if picked is None else picked.plugins_env, cpu=cpu)
     _presolve_message(prob, result.presolve, quiet)
     plan = result.solution
     if conversion is not None:  # an XLA request: the plan in its own node order, its own units
@@ -310,6 +316,12 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
         console.print(f"[red]error:[/] {error['hook']} raised {error['error']}; the run ended there "
                       f"with its best verified plan (--debug: the traceback)", highlight=False,
                       soft_wrap=True)
+    if not quiet and starved(cpu):
+        console.print(f"[yellow]note:[/] the backends got {cpu['cpu_seconds']:g} of the "
+                      f"{cpu['cpu_due']:g} CPU seconds they were due (load average "
+                      f"{cpu['load_start']} -> {cpu['load_end']} on {cpu['machine_cores']} cores): "
+                      f"the machine was busy, and the plan may be worse than an idle machine's",
+                      highlight=False, soft_wrap=True)
     if det is not None and not det["complete"]:  # said even with --quiet: the plan may differ
         console.print(f"[yellow]warning:[/] not the deterministic answer: {det['reason']}",
                       highlight=False, soft_wrap=True)

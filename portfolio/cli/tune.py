@@ -58,8 +58,10 @@ def tune(files: tuple[str, ...], time_limit: float, backends: Optional[str], see
     """Tune the backend options and the backend set on FILES (files, folders, globs).
 
     The default configuration runs first; then Optuna proposes configurations, each raced on the
-    (instance, seed) pairs against the best so far and dropped when clearly worse. The score is the
-    mean over the pairs of cost / reference (the contest's best known, else the best seen). Prints
+    (instance, seed) pairs against the best so far, dropped (after 3 pairs at least) and adopted
+    only when a paired test says so at level 0.05, ties broken by how early good plans came. The
+    score is the mean over the pairs of cost / reference (the contest's best known, else the best
+    seen). Prints
     the written config's path (runs/NAME/tuned.toml) on stdout: `portfolio solve --config` takes
     it. Ctrl-C keeps every finished run; the same command resumes. `portfolio report runs/NAME`
     shows the trials, the incumbent over time and default against tuned.

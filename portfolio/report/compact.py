@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .leaderboard import Leaderboard, Row
-from .render import _rank_text, fmt_cost, pct, total_text
+from .render import _rank_text, fmt_cost, pct, starved_mark, total_text
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -68,7 +68,8 @@ def render_compact(board: Leaderboard, width: int) -> "RenderableType":
         cells = []
         for row in rows:
             cell = row.cells[info.name]
-            text = f"{cell.points:.3f}" if cell.n_ok else SHORT_STATUS.get(cell.status, cell.status)
+            text = (f"{cell.points:.3f}" if cell.n_ok else SHORT_STATUS.get(cell.status, cell.status)
+                    ) + starved_mark(cell)
             style = "bold green" if cell.is_best else ("red" if not cell.n_ok and row.kind == "run"
                                                        else "")
             cells.append(Text(text, style=style))

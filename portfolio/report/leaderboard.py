@@ -20,6 +20,7 @@ from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from ..data import contest
 from ..results import read_rows
+from .machine import late_notes, starved_notes, starved_row
 from .seeds import bootstrap_interval
 
 RESULTS = "results.jsonl"
@@ -106,6 +107,7 @@ class Cell:
     gap_lb: Optional[float] = None
     gap_own: Optional[float] = None   # mean certified gap (cost - the run's own bound) / cost
     vs_best_known: Optional[float] = None
+    starved: int = 0                  # its tasks starved of CPU (:mod:`.machine`)
 
 
 @dataclass
@@ -242,7 +244,8 @@ def _cell(outcomes: list[Outcome], min_cost: Optional[int], best_known: Optional
         return Cell()
     costs = [o.cost for o in outcomes if o.cost is not None]
     pts = [points(min_cost, o.cost) for o in outcomes]
-    cell = Cell(n=len(outcomes), n_ok=len(costs), points=sum(pts) / len(pts), points_std=_std(pts))
+    cell = Cell(n=len(outcomes), n_ok=len(costs), points=sum(pts) / len(pts), points_std=_std(pts),
+                starved=sum(starved_row(o.row) for o in outcomes))
     if costs:
         # exact (an int) when the outcomes agree: costs reach 10**21, past a float's 53 bits
         cell.cost_mean = costs[0] if len(set(costs)) == 1 else sum(costs) / len(costs)
@@ -477,6 +480,8 @@ def build(run_paths: Sequence[str | Path], reference: Optional[str] = None, *,
     board.notes += difference_notes(r for run in runs for r in run.rows)
     board.notes += checkout_notes(r for run in runs for r in run.rows)
     board.notes += command_notes(r for run in runs for r in run.rows)
+    board.notes += starved_notes(r for run in runs for r in run.rows)
+    board.notes += late_notes(r for run in runs for r in run.rows)
     if at is None:   # a plan hash is the final answer's
         board.notes += hash_notes(r for run in runs for r in run.rows)
     board.notes += incomplete_notes([r for run in runs for r in run.rows])

@@ -26,22 +26,24 @@ from .leaderboard import Leaderboard, ReportError, load_run
 from .profile import plot_profile, profile_of
 
 
-MISSING = ("--plot needs matplotlib, which is not installed here: pip install "
-           "'iopddl-portfolio[plot]' (or leave out --plot)")
-"""The one line a plot without matplotlib gets (matplotlib is the ``plot`` extra)."""
+MISSING = ("{flag} needs matplotlib, which is not installed here: pip install "
+           "'iopddl-portfolio[plot]' (or leave out {flag})")
+"""The one line a plot without matplotlib gets (matplotlib is the ``plot`` extra), naming the
+flag the user gave."""
 
 
-def require_matplotlib() -> None:
-    """Raise :class:`ReportError` with ``MISSING`` when matplotlib cannot be imported: a command
-    that will plot checks this first, before any long work."""
+def require_matplotlib(flag: str = "--plot") -> None:
+    """Raise :class:`ReportError` with ``MISSING`` for ``flag`` (the option that asked for a
+    picture) when matplotlib cannot be imported: a command that will plot checks this first,
+    before any long work."""
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise ReportError(MISSING) from None
+        raise ReportError(MISSING.format(flag=flag)) from None
 
 
-def _pyplot():
-    require_matplotlib()
+def _pyplot(flag: str = "--plot"):
+    require_matplotlib(flag)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -251,9 +253,11 @@ def _save(plt, fig, stem: Path) -> list[Path]:
 
 def plot_runs(run_paths: Sequence[str | Path], board: Leaderboard,
               out_dir: Optional[str | Path] = None,
-              kinds: Sequence[str] = ("convergence", "points", "profile")) -> list[Path]:
-    """Plots of a leaderboard, under the first run's ``plots/`` folder (or ``out_dir``)."""
-    _pyplot()  # fail early and clearly without matplotlib
+              kinds: Sequence[str] = ("convergence", "points", "profile"),
+              flag: str = "--plot") -> list[Path]:
+    """Plots of a leaderboard, under the first run's ``plots/`` folder (or ``out_dir``);
+    ``flag``: the option that asked for them, named when matplotlib is missing."""
+    _pyplot(flag)  # fail early and clearly without matplotlib
     folder = Path(out_dir) if out_dir else (
         board.run_data[0].folder if board.run_data else load_run(run_paths[0]).folder) / "plots"
     if not board.run_data:

@@ -7,6 +7,7 @@ import io
 from typing import TYPE_CHECKING, Optional
 
 from .leaderboard import Cell, Leaderboard, Row
+from .machine import MARK
 
 if TYPE_CHECKING:  # rich loads only when a table is drawn
     from rich.table import Table
@@ -40,6 +41,11 @@ def _cost_text(cell: Cell, short: bool) -> str:
     if cell.n_ok < cell.n:
         text += f" ({cell.n_ok}/{cell.n} ok)"
     return text
+
+
+def starved_mark(cell: Cell) -> str:
+    """`` †`` when a task of the cell was starved of CPU (the note under the table says which)."""
+    return f" {MARK}" if cell.starved else ""
 
 
 def _points_text(value: float, std: Optional[float]) -> str:
@@ -107,7 +113,8 @@ def render_table(board: Leaderboard):
         cells = []
         for info in board.instances:
             cell = row.cells[info.name]
-            text = _cost_text(cell, short=True) + "\n" + _points_text(cell.points, cell.points_std)
+            text = (_cost_text(cell, short=True) + "\n" + _points_text(cell.points, cell.points_std)
+                    + starved_mark(cell))
             if cell.is_best:
                 cells.append(Text(text, style="bold green"))
             elif cell.n_ok == 0:
@@ -165,7 +172,8 @@ def render_markdown(board: Leaderboard) -> str:
         cells = []
         for info in board.instances:
             cell = row.cells[info.name]
-            text = f"{_cost_text(cell, short=False)} ({_points_text(cell.points, cell.points_std)})"
+            text = (f"{_cost_text(cell, short=False)} ({_points_text(cell.points, cell.points_std)})"
+                    + starved_mark(cell))
             cells.append(f"**{text}**" if cell.is_best else text)
         label = row.label if row.kind == "run" else f"_{row.label}_"
         extra = [f"{row.vs_best_known:.3f}" if row.vs_best_known is not None else "-"] if has_known else []
@@ -195,7 +203,7 @@ def render_csv(board: Leaderboard) -> str:
     head = ["rank", "configuration", "kind", "run", "points", "points_std", "vs_best_known"]
     for info in board.instances:
         head += [f"{info.label}:cost", f"{info.label}:cost_std", f"{info.label}:points",
-                 f"{info.label}:status", f"{info.label}:gap_lb"]
+                 f"{info.label}:status", f"{info.label}:gap_lb", f"{info.label}:starved"]
     writer.writerow(head)
     for row in board.rows:
         out = [row.rank if row.rank is not None else "", row.label, row.kind, row.run or "",
@@ -206,7 +214,7 @@ def render_csv(board: Leaderboard) -> str:
             out += ["" if c.cost_mean is None else
                     (c.cost_mean if isinstance(c.cost_mean, int) else f"{c.cost_mean:.1f}"),
                     "" if c.cost_std is None else f"{c.cost_std:.1f}", f"{c.points:.6f}", c.status,
-                    "" if c.gap_lb is None else f"{c.gap_lb:.6f}"]
+                    "" if c.gap_lb is None else f"{c.gap_lb:.6f}", c.starved]
         writer.writerow(out)
     return buf.getvalue()
 
@@ -217,7 +225,7 @@ def to_json(board: Leaderboard) -> dict:
                 "cost_std": c.cost_std, "cost_min": c.cost_min, "points": c.points,
                 "points_std": c.points_std, "status": c.status, "best": c.is_best, "gap_lb": c.gap_lb,
                 "vs_best_known": c.vs_best_known, "cost_median": c.cost_median,
-                "cost_max": c.cost_max}
+                "cost_max": c.cost_max, "starved": c.starved}
 
     return {
         "runs": board.runs,

@@ -14,11 +14,13 @@ from typing import Optional
 
 from .anytime import primal_integral, time_to_proof, time_to_target
 from .leaderboard import Leaderboard, points
+from .machine import held_at_deadline, late_by, starved_row
 
 COLUMNS = ("run", "instance", "configuration", "backends", "seed", "repeat", "status", "cost",
            "score", "vs_best_known", "time_limit", "elapsed", "time_to_best", "time_to_proof",
            "time_to_target", "primal_integral", "lower_bound", "gap", "winner", "proof",
-           "engine_versions", "machine", "error")
+           "engine_versions", "machine", "cores", "cpu_seconds", "cpu_due", "cpu_share",
+           "load_start", "load_end", "starved", "late_by", "held_at_deadline", "error")
 """The tidy CSV's columns, in order (docs/bench.md describes each)."""
 
 ENGINES = ("ortools", "python-sat", "pytoulbar2", "numba", "numpy")
@@ -33,6 +35,17 @@ def _engines(row: dict) -> str:
 
 def _num(value: Optional[float], digits: int = 4) -> str:
     return "" if value is None else f"{value:.{digits}f}".rstrip("0").rstrip(".")
+
+
+def _cpu(row: dict) -> dict:
+    """The CPU its backends got against their due, the load, and a late answer's plan in time
+    (empty for a row from before these were recorded)."""
+    cpu = row.get("cpu") or {}
+    held, late = held_at_deadline(row), late_by(row)
+    return {**{k: "" if cpu.get(k) is None else _num(cpu[k], 3)
+               for k in ("cores", "cpu_seconds", "cpu_due", "cpu_share", "load_start", "load_end")},
+            "starved": "yes" if starved_row(row) else "",
+            "late_by": _num(late, 3), "held_at_deadline": "" if held is None else held}
 
 
 def task_rows(board: Leaderboard, target: Optional[float] = None) -> list[dict]:
@@ -74,6 +87,7 @@ def task_rows(board: Leaderboard, target: Optional[float] = None) -> list[dict]:
                 "winner": row.get("winner") or "", "proof": row.get("proof") or "",
                 "engine_versions": _engines(row),
                 "machine": f"{machine.get('cpu_count', '?')} cpus, {machine.get('host', '?')}",
+                **_cpu(row),
                 "error": (str(row.get("error") or "").strip().splitlines() or [""])[0],
             })
     return out

@@ -7,6 +7,8 @@ final references (:mod:`.tune_score`), so an interrupted tune reports what it ha
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from typing import Any, Optional, Sequence
 
@@ -50,8 +52,10 @@ def load_tune(path: str) -> dict:
                        "off": [b for b in baseline["backends"] if b not in r["backends"]],
                        "options": r.get("options", {}), "seconds": r.get("seconds"),
                        "costs": r["costs"]})
-    complete = [t for t in trials if t["state"] == "complete"]
-    tuned = min(complete, key=lambda t: (t["score"], t["name"]))
+    # the tune's own decision (a paired test, ties by the anytime score: portfolio.tuning.race),
+    # as recorded with the last decided trial; not re-decided here
+    chosen = records[-1].get("incumbent") or baseline["name"]
+    tuned = next((t for t in trials if t["name"] == chosen), trials[0])
     trace, best = [], None
     for r, t in zip(records, trials):   # as the tune saw it when each trial was decided
         if r.get("incumbent") != best:
@@ -170,3 +174,26 @@ def tune_markdown(doc: dict) -> str:
 
 def tune_json(doc: dict) -> str:
     return json.dumps(doc, indent=2)
+
+
+CSV_COLUMNS = ("run", "trial", "state", "runs", "of", "seeds", "score", "tuned", "backends",
+               "backends_off", "options", "seconds")
+"""A tune run's CSV (``report --csv``, ``--format csv``): one row per trial (docs/tune.md)."""
+
+
+def tune_csv(docs: Sequence[dict]) -> str:
+    """One row per trial of each tune document, for pandas, R or a spreadsheet."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for doc in docs:
+        for t in doc["trials"]:
+            writer.writerow({
+                "run": doc["name"], "trial": t["name"], "state": t["state"], "runs": t["runs"],
+                "of": t["of"], "seeds": ";".join(t["seeds"]),
+                "score": "" if t["score"] is None else f"{t['score']:.6f}",
+                "tuned": "yes" if t["name"] == doc["tuned"]["name"] else "",
+                "backends": "+".join(t["backends"]), "backends_off": "+".join(t["off"]),
+                "options": "" if not t["options"] else _options(t["options"]),
+                "seconds": "" if t.get("seconds") is None else t["seconds"]})
+    return buf.getvalue()

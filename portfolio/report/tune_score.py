@@ -92,3 +92,16 @@ def mean_score(costs: Sequence[Optional[int]], pairs: Sequence[Pair],
     if not costs:
         return None
     return sum(score(c, refs.get(p.instance)) for c, p in zip(costs, pairs)) / len(costs)
+
+
+def anytime_score(row: Optional[Mapping], reference: Optional[int]) -> float:
+    """How early an evaluation held good plans: its primal integral against ``reference`` over its
+    time limit, divided by the limit (:func:`.anytime.primal_integral`: the area under the primal
+    gap of the incumbent curve), in [0, 1]; 1 for a failed or missing row. A tune breaks a tie of
+    costs with it."""
+    from .anytime import primal_integral
+
+    if row is None or reference is None or not row.get("time_limit"):
+        return 1.0
+    area = primal_integral(dict(row), int(reference))
+    return 1.0 if area is None else min(1.0, area / float(row["time_limit"]))

@@ -2,18 +2,26 @@
 evaluations and the record are this package's (docs/benchmarks/tune.md says why Optuna and not
 SMAC3).
 
-Determinism: the study lives in memory and is rebuilt from the run folder's ``trials.jsonl`` at
-every start (:meth:`OptunaDriver.replay`), and each trial is asked with a sampler seeded by the
-tune's seed and the trial's number. So a proposal is a function of the seed and the trials told
-before it, in their order: the same in an uninterrupted tune and in one resumed after a kill, and
+The study is kept in the run folder in Optuna's own storage (``study.db``, SQLite through
+Optuna's RDB storage), so ``optuna-dashboard sqlite:///runs/RUN/study.db`` and
+``optuna.load_study(study_name=None, storage=...)`` open it: every trial with its parameters, its
+score (a dropped one as pruned, its score on the pairs it ran as the intermediate value at that
+number of pairs) and, as user attributes, its name (``t0007``), backends and options.
+
+Determinism: ``trials.jsonl`` stays the tune's record; the study is rebuilt from it at every start
+(:meth:`OptunaDriver.replay`, after the stored study of the same name is deleted, so a trial a
+kill left running is not kept), and each trial is asked with a sampler seeded by the tune's seed
+and the trial's number. So a proposal is a function of the seed and the trials told before it,
+in their order: the same in an uninterrupted tune and in one resumed after a kill, and
 independent of which evaluation finished first.
 """
 
 from __future__ import annotations
 
 import warnings
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
+from .race import trial_name
 from .space import Candidate, Param, Space, TuneError
 
 MISSING = ("portfolio tune needs Optuna, the configurator it drives: "
@@ -41,12 +49,19 @@ def trial_seed(seed: int, number: int) -> int:
 class OptunaDriver:
     """Asks Optuna for configurations of ``space`` and tells it their scores."""
 
-    def __init__(self, space: Space, seed: int, trials: int) -> None:
+    def __init__(self, space: Space, seed: int, trials: int, storage: Optional[str] = None,
+                 name: Optional[str] = None) -> None:
+        """``storage``: an Optuna storage URL (``sqlite:///.../study.db``), where the study named
+        ``name`` is made anew (None: in memory)."""
         self.optuna = load_optuna()
         self.space, self.seed = space, seed
         self.startup = max(2, min(STARTUP_MAX, trials // 3))
-        self.study = self.optuna.create_study(direction="minimize",
-                                              sampler=self._sampler(0))
+        if storage is not None:
+            storage = self.optuna.storages.RDBStorage(storage)
+            if name in self.optuna.get_all_study_names(storage):
+                self.optuna.delete_study(study_name=name, storage=storage)
+        self.study = self.optuna.create_study(direction="minimize", storage=storage,
+                                              study_name=name, sampler=self._sampler(0))
         self.pending: dict[int, Any] = {}
 
     def _sampler(self, number: int) -> Any:
@@ -81,7 +96,9 @@ class OptunaDriver:
                 value=None if pruned else value, params=fitting,
                 distributions={k: dists[k] for k in fitting},
                 intermediate_values={int(record.get("pairs", 1)): value} if value is not None
-                else None)
+                else None,
+                user_attrs=_attributes(len(self.study.trials), record.get("backends") or [],
+                                       record.get("options") or {}))
             self.study.add_trial(trial)
 
     def ask(self) -> tuple[int, Candidate, dict]:
@@ -100,6 +117,8 @@ class OptunaDriver:
             return trial.suggest_float(p.key, float(p.low), float(p.high), log=p.log)
 
         candidate, raw = self.space.sample(suggest)
+        for key, value in _attributes(number, candidate.backends, candidate.option_dict()).items():
+            trial.set_user_attr(key, value)
         self.pending[number] = trial
         return number, candidate, raw
 
@@ -110,6 +129,12 @@ class OptunaDriver:
             self.study.tell(trial, state=self.optuna.trial.TrialState.PRUNED)
         else:
             self.study.tell(trial, value)
+
+
+def _attributes(number: int, backends: Sequence[str], options: dict) -> dict[str, Any]:
+    """A trial's user attributes in the study: its name in the rows, its backends and options."""
+    return {"name": trial_name(number), "backends": list(backends),
+            "options": {b: dict(v) for b, v in options.items()}}
 
 
 def _fits(param: Param, value: Any) -> bool:

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol, Sequence
 
-from ..report.tune_score import Pair, mean_score, references, usable_cost
+from ..report.tune_score import Pair, anytime_score, mean_score, references, usable_cost
 from .driver import OptunaDriver
 from .evaluate import Evaluator, cache_key, make_task, row_cache_key
 from .race import Contender, beaten, better, trial_name
@@ -68,14 +68,29 @@ class Tuner:
         return [r["trial"] for r in self.records if r["state"] == "complete"]
 
     def incumbent(self) -> int:
-        """The best complete trial under the current references (ties: the earlier; the default
-        is trial 0)."""
+        """The incumbent under the current references: the default (trial 0), replaced in trial
+        order by each complete trial that the paired test finds better (:func:`.race.better`;
+        a tie of costs on every pair broken by the anytime scores, in a timed tune)."""
         refs = self.references()
         best = None
         for number in self.complete():
-            if best is None or better(self.costs[number], self.costs[best], self.pairs, refs):
+            if best is None or better(self.costs[number], self.costs[best], self.pairs, refs,
+                                      self._anytime(number, best, refs)):
                 best = number
         return 0 if best is None else best
+
+    def _anytime(self, number: int, other: int,
+                 refs: dict[str, int]) -> Optional[tuple[list[float], list[float]]]:
+        """Both trials' anytime scores per pair (None in a deterministic tune: they read the
+        clock, which must not decide there)."""
+        if self.r.deterministic:
+            return None
+
+        def scores(trial: int) -> list[float]:
+            return [anytime_score(self.cache.get(self._key(self.candidates[trial], p)),
+                                  refs.get(p.instance)) for p in self.pairs]
+
+        return scores(number), scores(other)
 
     def score(self, number: int) -> Optional[float]:
         return mean_score(self.costs[number], self.pairs, self.references())
@@ -109,7 +124,8 @@ class Tuner:
         return [self.cache[self._key(c, pair)] for _, c in named]
 
     def race(self, batch: list[Contender]) -> None:
-        """Each pair in turn for every contender still in the race; drop the clearly worse."""
+        """Each pair in turn for every contender still in the race; drop those the paired test
+        finds worse (:func:`.race.beaten`)."""
         incumbent = self.costs.get(self.incumbent(), [])
         for pair in self.pairs:
             alive = [c for c in batch if not c.finished]

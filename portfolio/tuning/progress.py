@@ -8,6 +8,7 @@ import time
 from typing import Any, Optional
 
 from ..report.tune_score import Pair
+from .race import few_pairs_note
 
 
 def _clock(seconds: float) -> str:
@@ -53,8 +54,11 @@ class TuneProgress:
                 f"{resolved.space.dimensions()} dimensions"
                 + (f"; resumed with {done} trial(s) done" if done else ""))
         self.console.print(text, highlight=False, soft_wrap=True)
-        for note in resolved.space.notes:   # what stays at its default, and why
+        for note in resolved.space.notes:   # what stays at its default and why, ranges clipped
             self.console.print(f"  {note}", highlight=False, soft_wrap=True, style="dim")
+        few = few_pairs_note(len(resolved.pairs))
+        if few:
+            self.console.print(f"[yellow]note:[/] {few}", highlight=False, soft_wrap=True)
 
     # ---------------------------------------------------------------------------- told
     def phase(self, text: str) -> None:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..report.tune_score import Pair, mean_score, references
+from .race import LEVEL
 from .space import Candidate
 
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -78,6 +79,8 @@ def config_text(summary: dict, meta: dict) -> str:
              f"{summary['evaluations']} evaluations, {summary['seconds'] / 60:.1f} min",
              f"# score: mean over (instance, seed) of cost / reference (best known or best seen;"
              f" no plan = {summary['penalty']:g})",
+             f"# adopted only when better by a paired test (Wilcoxon signed-rank, one-sided, "
+             f"level {LEVEL:g}); a tie of costs broken by the anytime score",
              f"# default {d['trial']}: {_fmt(d['score'])}; tuned {t['trial']}: {_fmt(t['score'])}"]
     for inst, cost in d["instances"].items():
         tuned = t["instances"].get(inst)

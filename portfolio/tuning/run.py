@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ..report.tune_score import PENALTY
-from .driver import OptunaDriver
+from .driver import OptunaDriver, load_optuna
 from .evaluate import Evaluator
 from .loop import Progress, Tuner
-from .race import trial_name
+from .race import race_rule, require_scipy, trial_name
 from .result import side, validation_summary, write_config
 from .settings import Resolved, TuneSettings, resolve
 from .space import TuneError
@@ -64,15 +64,19 @@ def run_tune(settings: TuneSettings, progress: Optional[Any] = None,
     ``progress``: a :class:`~portfolio.tuning.loop.Progress` (the live view) and a context
     manager; ``on_open(resolved, folder)`` is called once the folder is open."""
     resolved = resolve(settings)
-    driver = OptunaDriver(resolved.space, settings.seed, resolved.trials or 1000)
+    require_scipy()
+    load_optuna()   # both before the folder is made: a missing extra is one line, nothing left
     folder = TuneFolder(folder_of(resolved), resolved.identity)
     session = new_session(settings.command, settings.jobs, settings.dask_scheduler,
                           resolved.trials, settings.hours)
     folder.open(session)
+    driver = OptunaDriver(resolved.space, settings.seed, resolved.trials or 1000,
+                          storage=folder.study_url, name=folder.folder.name)
     folder.meta["settings"] = {"files": list(settings.files), "backends": list(resolved.space.backends),
                                "validate": list(settings.validate), "space_file": settings.space,
                                "budget_seconds": resolved.budget}
     folder.meta["pairs"] = [p.label for p in resolved.pairs]
+    folder.meta["race"] = race_rule()
     folder.save()
     t0 = time.monotonic()
     outcome = TuneOutcome(folder.folder, None, None, folder.resumed)

@@ -11,7 +11,10 @@ Ranges: a numeric option is tuned within its declared ``[low, high]``, on a log 
 the tune's budget: ``default / 4`` below, ``default * 4`` above (clipped to the declared end on
 the other side), so the search stays within a factor of four of what the author chose; an option
 whose default is 0 with an open end gives no scale (0 often means "unlimited") and stays at its
-default unless the space file gives bounds. Floats are rounded to three significant digits, so a
+default unless the space file gives bounds. An option declared ``unit="seconds"`` (time of the run:
+a search limit, a phase's least length) is never sampled beyond the tune's budget: its upper end
+is clipped to the budget (the space file's too, said in the notes), and one whose whole range lies
+past the budget stays at its default. Floats are rounded to three significant digits, so a
 written config holds exactly what was evaluated.
 """
 
@@ -99,7 +102,8 @@ class Candidate:
 class Space:
     """What a tune searches: ``backends`` (the set, in order), ``switches`` (those that may be
     off), ``params`` (the options tuned), ``fixed`` (options the space file sets), ``defaults``
-    (every declared option's default at ``budget``), ``notes`` (options left out, and why)."""
+    (every declared option's default at ``budget``), ``notes`` (options left out and why, ranges
+    clipped to the budget)."""
 
     backends: tuple[str, ...]
     switches: tuple[str, ...]
@@ -186,7 +190,8 @@ class Narrowing:
 
 def option_param(backend: str, option: Option, budget: float,
                  narrow: Optional[Narrowing] = None) -> tuple[Optional[Param], str]:
-    """The dimension ``option`` gives, or (None, why it stays at its default)."""
+    """The dimension ``option`` gives and a note on its range (empty: nothing to say), or
+    (None, why it stays at its default)."""
     default = option.default_for(budget)
     key = f"{backend}.{option.name}"
     if narrow is not None and not narrow.tune:
@@ -217,6 +222,13 @@ def option_param(backend: str, option: Option, budget: float,
         if high is None:
             high = max(default * DERIVE, low)
         derived = f"from the default {default!r}: x1/{DERIVE:g} .. x{DERIVE:g}"
+    clipped = ""
+    if option.unit == "seconds" and budget > 0 and high > budget:
+        if low >= budget:
+            return None, (f"{key}: kept at its default {default!r} (its range {low:g}..{high:g} s "
+                          f"lies past the {budget:g} s budget)")
+        clipped = f"{key}: range clipped to {low:g}..{budget:g} s (seconds, the {budget:g} s budget)"
+        high = budget
     if option.kind == "int":
         low, high = math.ceil(low), math.floor(high)
     if high <= low:
@@ -227,7 +239,7 @@ def option_param(backend: str, option: Option, budget: float,
             raise TuneError(f"{key}: log = true needs low > 0 (it is {low:g})")
         log = narrow.log
     return Param(key, backend, option.name, option.kind, default, low, high, log,
-                 derived=derived), ""
+                 derived=derived), clipped
 
 
 def build_space(declared: Sequence[tuple[str, tuple[Option, ...]]], budget: float, *,
@@ -259,7 +271,7 @@ def build_space(declared: Sequence[tuple[str, tuple[Option, ...]]], budget: floa
             param, why = option_param(name, option, budget, narrow)
             if param is not None:
                 params.append(param)
-            elif why:
+            if why:
                 notes.append(why)
     return Space(tuple(names), tuple(switches), tuple(params), fixed, defaults, tuple(notes),
                  budget)

@@ -2,7 +2,9 @@
 settings, the space, one entry per session), ``results.jsonl`` (every evaluation, a bench row
 whose configuration is the trial's name, ``t0007``, with its ``options_given``), ``solutions/``,
 ``trials.jsonl`` (the tuner's state: every decided trial, its parameters, its costs per pair, its
-state and score, in the order told) and ``tuned.toml`` (the result).
+state and score, in the order told), ``study.db`` (the same trials in Optuna's own storage, for its
+dashboard and analysis tools; rebuilt from ``trials.jsonl`` at every start: :mod:`.driver`) and
+``tuned.toml`` (the result).
 
 Resuming: the same command finds the same folder (the default name is a digest of the settings
 that decide the tune) and continues; a folder of other settings is refused with the field that
@@ -24,6 +26,7 @@ from .space import TuneError
 
 TRIALS = "trials.jsonl"
 TUNED = "tuned.toml"
+STUDY = "study.db"
 KIND = "tune"
 FORMAT_VERSION = 1
 
@@ -53,6 +56,11 @@ class TuneFolder:
     @property
     def tuned(self) -> Path:
         return self.folder / TUNED
+
+    @property
+    def study_url(self) -> str:
+        """The Optuna storage URL of the folder's study (SQLite, ``study.db``)."""
+        return f"sqlite:///{(self.folder / STUDY).resolve()}"
 
     def open(self, session: dict) -> None:
         """Create the folder, or check that it holds a tune of the same settings and resume it."""
