@@ -20,7 +20,21 @@ from portfolio.evaluate import evaluate
 from portfolio.generate import generate_problem
 from portfolio.options import RunOptions
 from portfolio.runner import run_portfolio
-from test_api import _children
+from test_api import _children as _all_children
+
+_BEFORE: set[int] = set()
+
+
+@pytest.fixture(autouse=True)
+def _children_before():
+    """Processes an earlier test of the session left (a joblib pool, say) are not this run's."""
+    _BEFORE.clear()
+    _BEFORE.update(_all_children())
+
+
+def _children() -> list[int]:
+    """Live children of this process that the test started."""
+    return [pid for pid in _all_children() if pid not in _BEFORE]
 
 LIMIT = 20.0
 
@@ -90,6 +104,8 @@ def test_the_cli_says_so_and_keeps_the_answer(tmp_path, monkeypatch, problem, de
     write_problem(problem, path)
     hook = RaisesOnceAPlanIsKnown()
     monkeypatch.setattr(LiveProgress, "__call__", lambda self, runner: hook(runner))
+    # in-process, the command's budget would count from this test process's start (portfolio/clock.py)
+    monkeypatch.setattr("portfolio.cli.solve.command_start", lambda clock: (time.monotonic(), 0.0))
     out = CliRunner().invoke(cli, ["solve", str(path), "-t", str(LIMIT), "-b", "greedy,localsearch",
                                    "--json", *(["--debug"] if debug else [])],
                              env={"COLUMNS": "200"})
