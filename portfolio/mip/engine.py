@@ -1,0 +1,329 @@
+"""The MIP engine (:class:`MipEngine`): HiGHS through ``highspy`` on the standard ILP of one
+Problem, the engine that the ``mip`` backend (``plugins/mip.py``) hands to the exact driver, which
+runs it on the presolved problem and on LNS windows where that is too big
+(:mod:`portfolio.exact.driver`). The model is :mod:`.model`'s, its memory rows :mod:`.memory`'s.
+
+One solve: the model is passed to HiGHS with a complete MIP start from the hint (``setSolution``:
+every strategy and entry column), single-threaded, seeded, gaps at zero. Every improving
+incumbent HiGHS finds (its ``kCallbackMipImprovingSolution`` callback) is decoded, re-evaluated
+exactly and sent on. With lazy memory rows, an incumbent that overflows memory ends the round: its
+overflowing rows are added and HiGHS restarts from the best real plan (HiGHS has no lazy
+constraint callback); each round solves a relaxation, so its bound holds.
+
+**The bound, made safe.** Every plan's cost is ``offset + scale * objective`` with an exact
+Python-int offset and a power-of-two scale (:mod:`.model`), and the objective above the offset is
+an integer number of cost units for every plan. HiGHS's dual bound ``d`` is a double computed with
+its tolerances, so the engine claims ``offset + ceil(scale * d - margin)`` with
+``margin = BOUND_MARGIN_ABS + BOUND_MARGIN_REL * |scale * d|``: the product is exact (a power of
+two), the margin takes off more than the rounding of HiGHS's double sums, and the ceiling is sound
+because no plan costs a fraction of a unit. A plan is only ever claimed optimal when HiGHS says
+optimal for the full model (all memory rows in) *and* the plan it returns is feasible under the
+exact evaluator; HiGHS's tolerances accept a plan over memory by less than its feasibility
+tolerance, and the engine never counts such a plan. Every cost it reports is the evaluator's.
+
+**Deterministic mode** (a :class:`~portfolio.exact.WorkLimit`): one thread, a fixed seed, and no
+clock in any decision. HiGHS has no deterministic time, so its work is counted through the
+``kCallbackMipInterrupt`` callback, which HiGHS calls at fixed points of its single-threaded
+search: ``UNITS_PER_LP_ITERATION`` per simplex iteration and ``UNITS_PER_NODE`` per node since the
+last call, and the solve is interrupted at the first call where the limit is spent (the same call
+in every run). The model build is charged by its size. The time limit stays as the wall-clock
+safety net only.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from typing import Callable, Optional
+
+import numpy as np
+
+from portfolio.evaluate import evaluate
+from portfolio.exact import ExactOutcome, ModelSize, WorkLimit, build_exact_model
+from portfolio.problem import Problem
+
+from .model import LINKINGS, MipModel, build_mip
+
+__all__ = ["BUDGET", "LINKINGS", "MEMORY_MODES", "MipEngine", "PRESOLVE", "estimate_size"]
+
+MEMORY_MODES = ("auto", "rows", "lazy")
+"""How memory rows enter the model: all maximal rows, lazily, or by size (``auto``)."""
+
+PRESOLVE = ("choose", "on", "off")
+"""HiGHS's own presolve (its option of that name)."""
+
+ROWS_TERMS_LIMIT = 400_000
+"""``auto``: explicit memory rows while their terms (before merging) stay below this, else lazy.
+Measured: presolved B and G need 12-13k terms (rows), A 173 million (lazy)."""
+
+BOUND_MARGIN_ABS = 1e-3
+BOUND_MARGIN_REL = 2.0 ** -40
+"""The margin taken off HiGHS's dual bound before its ceiling (see the module docstring):
+absolute, in cost units, and relative to the bound's magnitude (2**-40 is 4096 times a double's
+rounding unit, well above the rounding of a sum over the model's columns)."""
+
+UNITS_PER_LP_ITERATION = 0.05
+UNITS_PER_NODE = 1.0
+"""Work units per simplex iteration and per branch-and-bound node of HiGHS in deterministic mode
+(a unit is about 1 ms of one core; calibrated in docs/benchmarks/mip.md, "Work units")."""
+
+BUILD_UNITS_PER_TERM = 0.002
+"""Work units per term of the size estimate for building the model (Python and numpy)."""
+
+BUDGET = ModelSize(variables=250_000, constraints=250_000, terms=2_500_000)
+"""Largest model built; above it the driver switches to LNS windows (the CP-SAT engine's budget:
+the same model sizes; K, M, N and S exceed it)."""
+
+LAZY_START_TERMS = 50_000
+"""The memory terms a lazy model's size estimate counts (its first rows)."""
+
+
+def estimate_size(problem: Problem) -> ModelSize:
+    """An upper estimate of the MIP from array sizes (no folding, no model built): strategy and
+    entry columns; node rows, a marginal row per edge end and strategy, a row per time point;
+    non-zeros of those rows, memory at most ``LAZY_START_TERMS`` beyond the explicit rows' limit."""
+    strategies = len(problem.node_costs)
+    entries = len(problem.edge_costs)
+    arity = problem.edge_arity
+    counts = problem.strategy_counts
+    ends = int(counts[problem.edge_nodes].sum()) if problem.num_edges else 0
+    lo, hi = problem.interval_point_range
+    spans = np.diff(problem.interval_usage_offsets)
+    memory = int(((hi - lo) * spans).sum())
+    if memory > ROWS_TERMS_LIMIT:
+        memory = LAZY_START_TERMS
+    return ModelSize(variables=strategies + entries,
+                     constraints=problem.num_nodes + ends + len(problem.time_points),
+                     terms=strategies + entries * int(arity.max(initial=2)) + ends + memory)
+
+
+def new_highs():
+    """A silent ``highspy.Highs``: HiGHS prints its banner on stdout when the first one of a
+    process is made (a breach of the worker's quiet stdout), so fd 1 points at /dev/null then."""
+    import sys
+
+    import highspy
+
+    sys.stdout.flush()
+    saved = os.dup(1)
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        h = highspy.Highs()
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(null)
+    h.setOptionValue("output_flag", False)
+    return h
+
+
+def load(h, mip: MipModel) -> None:
+    """Pass ``mip`` to HiGHS (rows in CSR, x integer, y continuous)."""
+    import highspy
+
+    lp = highspy.HighsLp()
+    starts, index, value, lower, upper = mip.rows
+    lp.num_col_, lp.num_row_ = mip.num_cols, len(lower)
+    lp.col_cost_ = mip.cost
+    lp.col_lower_ = np.zeros(mip.num_cols)
+    lp.col_upper_ = mip.upper
+    lp.row_lower_, lp.row_upper_ = lower, upper
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    lp.a_matrix_.num_row_, lp.a_matrix_.num_col_ = len(lower), mip.num_cols
+    lp.a_matrix_.start_, lp.a_matrix_.index_, lp.a_matrix_.value_ = starts, index, value
+    kinds = (highspy.HighsVarType.kContinuous, highspy.HighsVarType.kInteger)
+    lp.integrality_ = [kinds[int(b)] for b in mip.integer]
+    status = h.passModel(lp)
+    if status == highspy.HighsStatus.kError:
+        raise RuntimeError("HiGHS refused the model")
+
+
+def add_memory_rows(h, mip: MipModel, points: np.ndarray) -> int:
+    """Add the memory rows of ``points`` (those not in the model yet); returns how many."""
+    starts, index, value, upper = mip.memory.rows(points)
+    count = len(upper)
+    if count:
+        h.addRows(count, np.full(count, -np.inf), upper.astype(np.float64), len(index),
+                  starts, index, value.astype(np.float64))
+    return count
+
+
+class MipEngine:
+    """Builds and solves the MIP of one Problem with HiGHS (see the module docstring)."""
+
+    name = "mip"
+
+    def __init__(self, linking: str = "marginal", memory: str = "auto",
+                 presolve: str = "choose", heuristic_effort: float = 0.05,
+                 budget: ModelSize = BUDGET) -> None:
+        if linking not in LINKINGS:
+            raise ValueError(f"unknown edge linking {linking!r}")
+        if memory not in MEMORY_MODES:
+            raise ValueError(f"unknown memory mode {memory!r}")
+        if presolve not in PRESOLVE:
+            raise ValueError(f"unknown presolve setting {presolve!r}")
+        self.linking, self.memory, self.presolve = linking, memory, presolve
+        self.heuristic_effort, self._budget = float(heuristic_effort), budget
+
+    def estimate(self, problem: Problem) -> ModelSize:
+        return estimate_size(problem)
+
+    def budget(self) -> ModelSize:
+        return self._budget
+
+    def _options(self, h, seed: int, time_limit: float, scale: int) -> None:
+        for key, value in (("threads", 1), ("parallel", "off"), ("random_seed", int(seed) % 2**31),
+                           ("presolve", self.presolve), ("mip_rel_gap", 0.0),
+                           ("mip_abs_gap", 0.5 / scale),
+                           ("mip_heuristic_effort", self.heuristic_effort),
+                           ("time_limit", max(0.05, float(time_limit)))):
+            h.setOptionValue(key, value)
+
+    def solve(self, problem: Problem, time_limit: float, hint: Optional[np.ndarray],
+              threads: int, seed: int, on_solution: Callable[[np.ndarray], None],
+              work: Optional[WorkLimit] = None) -> ExactOutcome:
+        """The engine contract (:class:`portfolio.exact.ExactEngine`); ``threads`` is ignored:
+        HiGHS's branch and bound runs on one thread."""
+        import highspy
+
+        t0 = time.monotonic()
+        stop_at = t0 + max(0.0, time_limit)
+        size = self.estimate(problem)
+        if not size.within(self._budget):
+            return ExactOutcome("too-big", note=f"model estimate {size} above budget")
+        md = build_exact_model(problem)
+        if md.infeasible is not None:
+            return ExactOutcome("infeasible", note=md.infeasible, stats=dict(md.stats))
+        probe = build_mip(md, self.linking, memory_rows=False)
+        terms = probe.memory.terms()
+        lazy = self.memory == "lazy" or (self.memory == "auto" and terms > ROWS_TERMS_LIMIT)
+        mip = probe if lazy else build_mip(md, self.linking, memory_rows=True)
+        if work is not None and not work.spend(BUILD_UNITS_PER_TERM * size.terms):
+            return _start_only(problem, hint, "HiGHS: work limit while building the model")
+        h = new_highs()
+        load(h, mip)
+        best: list = [None, None]   # cost, plan: the best plan feasible in the full problem
+        start = np.asarray(hint, dtype=np.int64) if hint is not None else None
+        if start is not None and len(start) == problem.num_nodes:
+            ev = evaluate(problem, start)
+            if ev.feasible and not ev.has_forbidden:
+                best[0], best[1] = ev.cost, start.copy()
+        if lazy:
+            add_memory_rows(h, mip, mip.memory.tightest(
+                start if start is not None else np.asarray(problem.min_usage_strategies)))
+        stats = {**md.stats, **mip.stats, "memory": "lazy" if lazy else "rows",
+                 "build_s": round(time.monotonic() - t0, 3), "solve_s": 0.0, "rounds": 0,
+                 "nodes": 0, "lp_iterations": 0}
+        overflow: list[np.ndarray] = []
+        counted = [0, 0]   # simplex iterations, nodes already spent this round (work mode)
+        out_of_work = [False]
+
+        def spend(iterations: int, nodes: int) -> bool:
+            d_it, d_nodes = max(0, iterations - counted[0]), max(0, nodes - counted[1])
+            counted[0], counted[1] = max(counted[0], iterations), max(counted[1], nodes)
+            ok = work.spend(UNITS_PER_LP_ITERATION * d_it + UNITS_PER_NODE * d_nodes)
+            out_of_work[0] |= not ok
+            return ok
+
+        def improving(e) -> None:
+            plan = mip.decode(np.asarray(e.data_out.mip_solution))
+            ev = evaluate(problem, plan)
+            if ev.feasible and not ev.has_forbidden:
+                if best[0] is None or ev.cost < best[0]:
+                    best[0], best[1] = ev.cost, plan
+                    on_solution(plan)
+            elif lazy:
+                points = mip.memory.violated(plan)
+                if len(points):
+                    overflow.append(points)
+                    e.interrupt()
+
+        def interrupt(e) -> None:
+            # HiGHS keeps the flag between runs: say every time whether this round must stop
+            if work is not None and not out_of_work[0]:
+                spend(int(e.data_out.simplex_iteration_count), int(e.data_out.mip_node_count))
+            e.interrupt(bool(overflow) or out_of_work[0])
+
+        h.cbMipImprovingSolution.subscribe(improving)
+        h.cbMipInterrupt.subscribe(interrupt)
+        bound: Optional[int] = None
+        name = "not run"
+        while True:
+            remaining = stop_at - time.monotonic()   # the limit, or only the safety net (work)
+            if remaining <= 0.05 or (work is not None and (work.left() <= 0 or out_of_work[0])):
+                break
+            self._options(h, seed, remaining, mip.scale)
+            if best[1] is not None:
+                values = mip.start(best[1])
+                h.setSolution(len(values), np.arange(len(values), dtype=np.int32), values)
+            overflow.clear()
+            counted[0] = counted[1] = 0
+            t_run = time.monotonic()
+            h.run()
+            stats["solve_s"] = round(stats["solve_s"] + time.monotonic() - t_run, 3)
+            stats["rounds"] += 1
+            info = h.getInfo()
+            stats["nodes"] += int(info.mip_node_count)
+            stats["lp_iterations"] += max(0, int(info.simplex_iteration_count))
+            if work is not None:
+                spend(max(counted[0], int(info.simplex_iteration_count)),
+                      max(counted[1], int(info.mip_node_count)))
+            status = h.getModelStatus()
+            name = h.modelStatusToString(status)
+            if status == highspy.HighsModelStatus.kInfeasible:
+                return ExactOutcome("infeasible", note="no plan without forbidden choices fits "
+                                    "in memory (HiGHS)", stats=stats)
+            b = _safe_bound(mip, info.mip_dual_bound)   # an interrupted round's still holds
+            if b is not None:
+                bound = b if bound is None else max(bound, b)
+            solution = h.getSolution()
+            plan = None
+            if info.primal_solution_status == 2:   # kSolutionStatusFeasible
+                plan = mip.decode(np.asarray(solution.col_value))
+                ev = evaluate(problem, plan)
+                if ev.feasible and not ev.has_forbidden:
+                    if best[0] is None or ev.cost < best[0]:
+                        best[0], best[1] = ev.cost, plan
+                        on_solution(plan)
+                    if status == highspy.HighsModelStatus.kOptimal:
+                        # optimal for a model holding a subset of the rows, and feasible: optimal
+                        bound = ev.cost if bound is None else max(bound, ev.cost)
+                        break
+                elif lazy and not overflow:
+                    points = mip.memory.violated(plan)
+                    if len(points):
+                        overflow.append(points)
+            if lazy and overflow:
+                added = sum(add_memory_rows(h, mip, p) for p in overflow)
+                if added:
+                    continue
+            break
+        stats["memory_rows"] = len(mip.memory.added) if lazy else mip.stats["memory_rows"]
+        if best[1] is None:
+            return ExactOutcome("unknown", bound=bound, note=f"HiGHS: {name}", stats=stats)
+        if bound is not None and bound >= best[0]:
+            return ExactOutcome("optimal", best[1], best[0], best[0], note=f"HiGHS: {name}",
+                                stats=stats)
+        return ExactOutcome("feasible", best[1], best[0], bound, note=f"HiGHS: {name}",
+                            stats=stats)
+
+
+def _safe_bound(mip: MipModel, dual_bound: float) -> Optional[int]:
+    """``offset + ceil(scale * d - margin)`` (the module docstring), or None when not finite."""
+    if not math.isfinite(dual_bound):
+        return None
+    value = float(dual_bound) * mip.scale
+    margin = BOUND_MARGIN_ABS + BOUND_MARGIN_REL * abs(value)
+    return int(mip.offset) + math.ceil(value - margin)
+
+
+def _start_only(problem: Problem, hint: Optional[np.ndarray], note: str) -> ExactOutcome:
+    """The outcome of a call that ran out of work before HiGHS started: the hint, if clean."""
+    if hint is not None and len(hint) == problem.num_nodes:
+        plan = np.asarray(hint, dtype=np.int64)
+        ev = evaluate(problem, plan)
+        if ev.feasible and not ev.has_forbidden:
+            return ExactOutcome("feasible", plan.copy(), ev.cost, note=note)
+    return ExactOutcome("unknown", note=note)
