@@ -16,18 +16,17 @@ an integer number of cost units for every plan. HiGHS's dual bound ``d`` is a do
 its tolerances, so the engine claims ``offset + ceil(scale * d - margin)`` with
 ``margin = BOUND_MARGIN_ABS + BOUND_MARGIN_REL * |scale * d|``: the product is exact (a power of
 two), the margin takes off more than the rounding of HiGHS's double sums, and the ceiling is sound
-because no plan costs a fraction of a unit. A plan is only ever claimed optimal when HiGHS says
-optimal for the full model (all memory rows in) *and* the plan it returns is feasible under the
-exact evaluator; HiGHS's tolerances accept a plan over memory by less than its feasibility
-tolerance, and the engine never counts such a plan. Every cost it reports is the evaluator's.
+because no plan costs a fraction of a unit. A plan is only claimed optimal when HiGHS says optimal
+(for the full model, or for a lazy model whose plan fits every row) *and* that plan is feasible
+under the exact evaluator: then the claim is the plan's exact cost. HiGHS's tolerances accept a
+plan over memory by less than its feasibility tolerance; the engine never counts such a plan, and
+its relaxed optimum only lowers the bound. Every cost the engine reports is the evaluator's.
 
 **Deterministic mode** (a :class:`~portfolio.exact.WorkLimit`): one thread, a fixed seed, and no
-clock in any decision. HiGHS has no deterministic time, so its work is counted through the
-``kCallbackMipInterrupt`` callback, which HiGHS calls at fixed points of its single-threaded
-search: ``UNITS_PER_LP_ITERATION`` per simplex iteration and ``UNITS_PER_NODE`` per node since the
-last call, and the solve is interrupted at the first call where the limit is spent (the same call
-in every run). The model build is charged by its size. The time limit stays as the wall-clock
-safety net only.
+clock in any decision; the work is counted from what HiGHS reports (:mod:`.pace`: its MIP
+interrupt callbacks and nodes while it runs, the root charged by model size before, the simplex
+iterations after) and the solve interrupted at a callback fixed by those counts. The time limit
+stays as the wall-clock safety net only.
 """
 
 from __future__ import annotations
@@ -43,33 +42,19 @@ from portfolio.evaluate import evaluate
 from portfolio.exact import ExactOutcome, ModelSize, WorkLimit, build_exact_model
 from portfolio.problem import Problem
 
-from .model import LINKINGS, MipModel, build_mip
+from .model import LINKINGS, MEMORY_MODES, ROWS_TERMS_LIMIT, MipModel, build_mip
+from .pace import HighsPace
 
 __all__ = ["BUDGET", "LINKINGS", "MEMORY_MODES", "MipEngine", "PRESOLVE", "estimate_size"]
 
-MEMORY_MODES = ("auto", "rows", "lazy")
-"""How memory rows enter the model: all maximal rows, lazily, or by size (``auto``)."""
-
 PRESOLVE = ("choose", "on", "off")
 """HiGHS's own presolve (its option of that name)."""
-
-ROWS_TERMS_LIMIT = 400_000
-"""``auto``: explicit memory rows while their terms (before merging) stay below this, else lazy.
-Measured: presolved B and G need 12-13k terms (rows), A 173 million (lazy)."""
 
 BOUND_MARGIN_ABS = 1e-3
 BOUND_MARGIN_REL = 2.0 ** -40
 """The margin taken off HiGHS's dual bound before its ceiling (see the module docstring):
 absolute, in cost units, and relative to the bound's magnitude (2**-40 is 4096 times a double's
 rounding unit, well above the rounding of a sum over the model's columns)."""
-
-UNITS_PER_LP_ITERATION = 0.05
-UNITS_PER_NODE = 1.0
-"""Work units per simplex iteration and per branch-and-bound node of HiGHS in deterministic mode
-(a unit is about 1 ms of one core; calibrated in docs/benchmarks/mip.md, "Work units")."""
-
-BUILD_UNITS_PER_TERM = 0.002
-"""Work units per term of the size estimate for building the model (Python and numpy)."""
 
 BUDGET = ModelSize(variables=250_000, constraints=250_000, terms=2_500_000)
 """Largest model built; above it the driver switches to LNS windows (the CP-SAT engine's budget:
@@ -79,10 +64,11 @@ LAZY_START_TERMS = 50_000
 """The memory terms a lazy model's size estimate counts (its first rows)."""
 
 
-def estimate_size(problem: Problem) -> ModelSize:
+def estimate_size(problem: Problem, memory: str = "auto") -> ModelSize:
     """An upper estimate of the MIP from array sizes (no folding, no model built): strategy and
     entry columns; node rows, a marginal row per edge end and strategy, a row per time point;
-    non-zeros of those rows, memory at most ``LAZY_START_TERMS`` beyond the explicit rows' limit."""
+    their non-zeros, memory as every interval's usages at every point it covers, or
+    ``LAZY_START_TERMS`` where the rows would be lazy."""
     strategies = len(problem.node_costs)
     entries = len(problem.edge_costs)
     arity = problem.edge_arity
@@ -90,12 +76,12 @@ def estimate_size(problem: Problem) -> ModelSize:
     ends = int(counts[problem.edge_nodes].sum()) if problem.num_edges else 0
     lo, hi = problem.interval_point_range
     spans = np.diff(problem.interval_usage_offsets)
-    memory = int(((hi - lo) * spans).sum())
-    if memory > ROWS_TERMS_LIMIT:
-        memory = LAZY_START_TERMS
+    rows = int(((hi - lo) * spans).sum())
+    lazy = memory == "lazy" or (memory == "auto" and rows > ROWS_TERMS_LIMIT)
     return ModelSize(variables=strategies + entries,
                      constraints=problem.num_nodes + ends + len(problem.time_points),
-                     terms=strategies + entries * int(arity.max(initial=2)) + ends + memory)
+                     terms=strategies + entries * int(arity.max(initial=2)) + ends
+                     + (min(rows, LAZY_START_TERMS) if lazy else rows))
 
 
 def new_highs():
@@ -168,12 +154,15 @@ class MipEngine:
         self.heuristic_effort, self._budget = float(heuristic_effort), budget
 
     def estimate(self, problem: Problem) -> ModelSize:
-        return estimate_size(problem)
+        return estimate_size(problem, self.memory)
 
     def budget(self) -> ModelSize:
         return self._budget
 
-    def _options(self, h, seed: int, time_limit: float, scale: int) -> None:
+    def _options(self, h, seed: int, time_limit: float, scale: int,
+                 node_cap: Optional[int]) -> None:
+        if node_cap is not None:
+            h.setOptionValue("mip_max_nodes", int(node_cap))
         for key, value in (("threads", 1), ("parallel", "off"), ("random_seed", int(seed) % 2**31),
                            ("presolve", self.presolve), ("mip_rel_gap", 0.0),
                            ("mip_abs_gap", 0.5 / scale),
@@ -196,11 +185,10 @@ class MipEngine:
         md = build_exact_model(problem)
         if md.infeasible is not None:
             return ExactOutcome("infeasible", note=md.infeasible, stats=dict(md.stats))
-        probe = build_mip(md, self.linking, memory_rows=False)
-        terms = probe.memory.terms()
-        lazy = self.memory == "lazy" or (self.memory == "auto" and terms > ROWS_TERMS_LIMIT)
-        mip = probe if lazy else build_mip(md, self.linking, memory_rows=True)
-        if work is not None and not work.spend(BUILD_UNITS_PER_TERM * size.terms):
+        mip = build_mip(md, self.linking, self.memory)
+        lazy = mip.stats["memory"] == "lazy"
+        pace = HighsPace(work)
+        if not pace.build(size.terms):
             return _start_only(problem, hint, "HiGHS: work limit while building the model")
         h = new_highs()
         load(h, mip)
@@ -213,19 +201,10 @@ class MipEngine:
         if lazy:
             add_memory_rows(h, mip, mip.memory.tightest(
                 start if start is not None else np.asarray(problem.min_usage_strategies)))
-        stats = {**md.stats, **mip.stats, "memory": "lazy" if lazy else "rows",
+        stats = {**md.stats, **mip.stats,
                  "build_s": round(time.monotonic() - t0, 3), "solve_s": 0.0, "rounds": 0,
                  "nodes": 0, "lp_iterations": 0}
         overflow: list[np.ndarray] = []
-        counted = [0, 0]   # simplex iterations, nodes already spent this round (work mode)
-        out_of_work = [False]
-
-        def spend(iterations: int, nodes: int) -> bool:
-            d_it, d_nodes = max(0, iterations - counted[0]), max(0, nodes - counted[1])
-            counted[0], counted[1] = max(counted[0], iterations), max(counted[1], nodes)
-            ok = work.spend(UNITS_PER_LP_ITERATION * d_it + UNITS_PER_NODE * d_nodes)
-            out_of_work[0] |= not ok
-            return ok
 
         def improving(e) -> None:
             plan = mip.decode(np.asarray(e.data_out.mip_solution))
@@ -242,9 +221,8 @@ class MipEngine:
 
         def interrupt(e) -> None:
             # HiGHS keeps the flag between runs: say every time whether this round must stop
-            if work is not None and not out_of_work[0]:
-                spend(int(e.data_out.simplex_iteration_count), int(e.data_out.mip_node_count))
-            e.interrupt(bool(overflow) or out_of_work[0])
+            more = pace.on_callback(int(e.data_out.mip_node_count))
+            e.interrupt(bool(overflow) or not more)
 
         h.cbMipImprovingSolution.subscribe(improving)
         h.cbMipInterrupt.subscribe(interrupt)
@@ -252,24 +230,24 @@ class MipEngine:
         name = "not run"
         while True:
             remaining = stop_at - time.monotonic()   # the limit, or only the safety net (work)
-            if remaining <= 0.05 or (work is not None and (work.left() <= 0 or out_of_work[0])):
+            if remaining <= 0.05 or pace.out:
                 break
-            self._options(h, seed, remaining, mip.scale)
+            self._options(h, seed, remaining, mip.scale, pace.node_cap())
             if best[1] is not None:
                 values = mip.start(best[1])
                 h.setSolution(len(values), np.arange(len(values), dtype=np.int32), values)
+            if not pace.start_run(h.getNumNz()):
+                break
             overflow.clear()
-            counted[0] = counted[1] = 0
             t_run = time.monotonic()
             h.run()
             stats["solve_s"] = round(stats["solve_s"] + time.monotonic() - t_run, 3)
             stats["rounds"] += 1
             info = h.getInfo()
-            stats["nodes"] += int(info.mip_node_count)
-            stats["lp_iterations"] += max(0, int(info.simplex_iteration_count))
-            if work is not None:
-                spend(max(counted[0], int(info.simplex_iteration_count)),
-                      max(counted[1], int(info.mip_node_count)))
+            iterations, nodes = max(0, int(info.simplex_iteration_count)), int(info.mip_node_count)
+            stats["nodes"] += nodes
+            stats["lp_iterations"] += iterations
+            pace.end_run(iterations, nodes)
             status = h.getModelStatus()
             name = h.modelStatusToString(status)
             if status == highspy.HighsModelStatus.kInfeasible:

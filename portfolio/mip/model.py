@@ -39,6 +39,13 @@ COEF_TARGET = 2.0 ** 20
 absolute tolerances, 1e-7 and 1e-6, then stay far below one unit of cost for costs up to ~1e12
 per coefficient times 2**-20 of resolution... see docs/benchmarks/mip.md, "Objective scale")."""
 
+ROWS_TERMS_LIMIT = 400_000
+"""Memory ``auto``: explicit rows while their terms (before merging) stay below this, else lazy.
+Measured: presolved B and G need 12-13k terms (rows), A 173 million (lazy)."""
+
+MEMORY_MODES = ("auto", "rows", "lazy")
+"""How memory rows enter the model: all maximal rows, lazily, or by size (``auto``)."""
+
 LINKINGS = ("marginal", "weak")
 """How entry columns are tied to strategy columns (see the module docstring)."""
 
@@ -122,9 +129,10 @@ def power_of_two_scale(largest: int) -> int:
     return scale
 
 
-def build_mip(md: ExactModel, linking: str = "marginal", memory_rows: bool = True) -> MipModel:
-    """The MIP of ``md`` with the edge ``linking``; ``memory_rows``: every maximal row now (else
-    none: the engine adds them lazily)."""
+def build_mip(md: ExactModel, linking: str = "marginal", memory: str = "auto") -> MipModel:
+    """The MIP of ``md`` with the edge ``linking``; ``memory``: every maximal row now (``rows``),
+    none (``lazy``: the engine adds them), or by their size (``auto``); ``stats["memory"]`` says
+    which."""
     if linking not in LINKINGS:
         raise ValueError(f"unknown edge linking {linking!r}")
     problem = md.problem
@@ -182,8 +190,10 @@ def build_mip(md: ExactModel, linking: str = "marginal", memory_rows: bool = Tru
     integer = np.zeros(len(all_costs), dtype=bool)
     integer[:num_x] = True
     mem = MemoryRows(md, x_col)
+    if memory == "auto":
+        memory = "rows" if mem.terms() <= ROWS_TERMS_LIMIT else "lazy"
     linking_rows = len(rows.lower)
-    if memory_rows and len(mem.points):
+    if memory == "rows" and len(mem.points):
         starts, index, value, upper = mem.rows(mem.points)
         for r in range(len(upper)):
             rows.add(index[starts[r]:starts[r + 1]], value[starts[r]:starts[r + 1]].astype(np.float64),
@@ -191,7 +201,7 @@ def build_mip(md: ExactModel, linking: str = "marginal", memory_rows: bool = Tru
     csr = rows.csr()
     stats = {"x_cols": num_x, "y_cols": len(y_cost), "linking_rows": linking_rows,
              "memory_rows": len(rows.lower) - linking_rows, "rows": len(rows.lower),
-             "nonzeros": int(len(csr[1])), "scale": scale}
+             "nonzeros": int(len(csr[1])), "scale": scale, "memory": memory}
     return MipModel(md, cost, np.ones(len(all_costs)), integer, csr, x_col, offset, scale, mem,
                     entries, stats)
 
