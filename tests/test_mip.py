@@ -254,3 +254,16 @@ def test_the_backend_is_not_in_the_default_set_and_declares_its_engine():
     assert "highspy" in meta.engines and meta.requirement.startswith("highspy")
     ok, why = MipBackend().available()
     assert ok, why
+
+
+def test_named_with_others_it_is_in_the_tune_space(bundled_example):
+    """Its declared options and its on/off switch are dimensions of `portfolio tune -b ...,mip`,
+    deterministic mode included."""
+    from portfolio.tuning.settings import TuneSettings, resolve
+
+    for deterministic in (False, True):
+        resolved = resolve(TuneSettings(files=(str(bundled_example),), time_limit=10.0,
+                                        backends=["greedy", "mip"], deterministic=deterministic))
+        keys = {p.key for p in resolved.space.params}
+        assert {"mip.linking", "mip.memory", "mip.presolve", "mip.heuristic_effort"} <= keys
+        assert "on:mip" in {p.key for p in resolved.space.switch_params()}
