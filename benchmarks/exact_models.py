@@ -282,7 +282,7 @@ def mip_sizes(names: list[str]) -> None:
 
 
 MIP_FORMS = (("defaults", {}), ("weak linking", {"linking": "weak"}),
-             ("no HiGHS presolve", {"presolve": "off"}), ("heuristics 0.3", {"heuristic_effort": 0.3}),
+             ("HiGHS presolve", {"presolve": "choose"}), ("heuristics 0.3", {"heuristic_effort": 0.3}),
              ("lazy memory", {"memory": "lazy"}), ("unscaled objective", None))
 
 

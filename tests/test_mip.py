@@ -191,11 +191,18 @@ def test_deterministic_work_limits_repeat_exactly():
 
 
 def test_no_run_starts_when_the_work_cannot_pay_its_root():
+    from portfolio.mip import pace
+
     problem = generate_problem(80, 10, seed=3, forbidden_fraction=0.0, edges_per_node=4)
+    model = mip.build_mip(build_exact_model(problem))
+    build = pace.BUILD_UNITS_PER_TERM * mip.estimate_size(problem).terms
+    root = pace.ROOT_UNITS_PER_NONZERO * model.stats["nonzeros"]
     start = np.array(problem.min_usage_strategies)
-    out, found = solve(problem, hint=start, work=work_limit(300))
+    out, found = solve(problem, hint=start, work=work_limit(build + 0.9 * root))
     assert out.status == "feasible" and np.array_equal(out.plan, start) and not found
     assert out.stats["rounds"] == 0
+    out, _ = solve(problem, hint=start, work=work_limit(build + 1.1 * root))
+    assert out.stats["rounds"] == 1
 
 
 def test_the_size_guard_says_too_big():

@@ -281,6 +281,7 @@ class MipEngine:
                     continue
             break
         stats["memory_rows"] = len(mip.memory.added) if lazy else mip.stats["memory_rows"]
+        stats["callbacks"] = pace.callbacks
         if best[1] is None:
             return ExactOutcome("unknown", bound=bound, note=f"HiGHS: {name}", stats=stats)
         if bound is not None and bound >= best[0]:

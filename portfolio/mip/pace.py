@@ -11,12 +11,12 @@ there). What it does give, and what this module turns into units of :mod:`portfo
   node since the last one. The solve is interrupted at the first call where the limit is spent,
   and ``mip_max_nodes`` caps the nodes the limit can pay for;
 * the root's first LP, with no callback inside (5 s of CPU on a generated 150-node model with
-  dense memory): a run whose root the limit cannot pay, at ``ROOT_UNITS_PER_NONZERO`` per
-  non-zero of the model, is not started;
+  dense memory): charged before the run, ``ROOT_UNITS_PER_NONZERO`` per non-zero of the model,
+  and a run whose root the limit cannot pay is not started;
 * after the run, its simplex iterations (``simplex_iteration_count``, exact once HiGHS returns):
-  whatever ``UNITS_PER_LP_ITERATION`` per iteration and the nodes come to beyond what the
-  callbacks charged is charged then, so a run that went past its estimate leaves less for the
-  next phase.
+  whatever the root charge, ``UNITS_PER_LP_ITERATION`` per iteration and the nodes come to
+  beyond what was charged is charged then, so a run that went past its estimate leaves less for
+  the next phase.
 
 All three are counts, so the same problem, seed, hint and limit give the same interrupts and the
 same plan; the pace is coarse (a root round between two callbacks is not cut). The constants were
@@ -30,12 +30,12 @@ from typing import Optional
 
 from portfolio.exact import WorkLimit
 
-ROOT_UNITS_PER_CALLBACK = 250.0
+ROOT_UNITS_PER_CALLBACK = 20.0
 UNITS_PER_CALLBACK = 1.0
 UNITS_PER_NODE = 2.0
-UNITS_PER_LP_ITERATION = 0.5
-ROOT_UNITS_PER_NONZERO = 0.01
-BUILD_UNITS_PER_TERM = 0.001
+UNITS_PER_LP_ITERATION = 0.06
+ROOT_UNITS_PER_NONZERO = 0.008
+BUILD_UNITS_PER_TERM = 0.0005
 """Work units per event (see the module docstring); the build is charged per term of the size
 estimate (the exact model and the arrays, in Python and numpy)."""
 
@@ -46,12 +46,10 @@ class HighsPace:
     def __init__(self, work: Optional[WorkLimit]) -> None:
         self.work = work
         self.out = False
+        self.callbacks = 0      # MIP interrupt callbacks seen (all runs), for the statistics
         self._nodes = 0
+        self._root = 0.0        # the current run's root charge
         self._charged = 0.0     # units charged during the current run, root included
-
-    @property
-    def counting(self) -> bool:
-        return self.work is not None
 
     def spend(self, units: float) -> bool:
         """Spend ``units``; False (and ``out``) once the call's limit is spent."""
@@ -71,15 +69,22 @@ class HighsPace:
         return max(1, int(self.work.left() / UNITS_PER_NODE))
 
     def start_run(self, nonzeros: int) -> bool:
-        """Whether the limit can pay a run's root (False: do not run; the call is over)."""
-        self._nodes, self._charged = 0, 0.0
-        if self.work is not None and self.work.left() < ROOT_UNITS_PER_NONZERO * nonzeros:
+        """Charge a run's root by the model's size; False when the limit cannot pay it (do not
+        run: the call is over)."""
+        self._nodes, self._charged, self._root = 0, 0.0, 0.0
+        if self.work is None:
+            return True
+        root = ROOT_UNITS_PER_NONZERO * nonzeros
+        if self.work.left() < root:
             self.out = True
             return False
+        self._root = self._charged = root
+        self.spend(root)   # a root that spends the last unit still runs: the next callback stops it
         return True
 
     def on_callback(self, nodes: int) -> bool:
         """A MIP interrupt callback with HiGHS's node count; False: interrupt now."""
+        self.callbacks += 1
         if self.work is None:
             return True
         if self.out:
@@ -94,6 +99,7 @@ class HighsPace:
         """Charge what the run's counts come to beyond what was charged while it ran."""
         if self.work is None:
             return
-        total = UNITS_PER_LP_ITERATION * max(0, iterations) + UNITS_PER_NODE * max(0, nodes)
+        total = (self._root + UNITS_PER_LP_ITERATION * max(0, iterations)
+                 + UNITS_PER_NODE * max(0, nodes))
         if total > self._charged:
             self.spend(total - self._charged)
