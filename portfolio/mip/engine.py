@@ -187,6 +187,11 @@ class MipEngine:
         md = build_exact_model(problem)
         if md.infeasible is not None:
             return ExactOutcome("infeasible", note=md.infeasible, stats=dict(md.stats))
+        if problem.num_nodes == 0:   # nothing to choose: the empty plan, if the fixed usage fits
+            empty = np.zeros(0, dtype=np.int64)
+            ev = evaluate(problem, empty)
+            return (ExactOutcome("optimal", empty, ev.cost, ev.cost, note="no nodes")
+                    if ev.feasible else ExactOutcome("infeasible", note="fixed usage too large"))
         mip = build_mip(md, self.linking, self.memory)
         lazy = mip.stats["memory"] == "lazy"
         pace = HighsPace(work)
