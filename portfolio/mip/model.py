@@ -35,9 +35,10 @@ from portfolio.exact import ExactModel
 from .memory import MemoryRows
 
 COEF_TARGET = 2.0 ** 20
-"""Largest objective coefficient handed to HiGHS after the power-of-two scale (about 1e6: HiGHS's
-absolute tolerances, 1e-7 and 1e-6, then stay far below one unit of cost for costs up to ~1e12
-per coefficient times 2**-20 of resolution... see docs/benchmarks/mip.md, "Objective scale")."""
+"""Largest objective coefficient handed to HiGHS after the power-of-two scale (about 1e6), so its
+absolute tolerances (1e-7, 1e-6) apply to numbers of a sensible size. Measured neutral on B, G
+and A against no scale (docs/benchmarks/mip.md, "Objective scale"); kept as the safe side for
+costs of 1e12 and more per entry."""
 
 ROWS_TERMS_LIMIT = 400_000
 """Memory ``auto``: explicit rows while their terms (before merging) stay below this, else lazy.
