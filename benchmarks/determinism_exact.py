@@ -1,7 +1,7 @@
-"""Work units of the exact backends (cpsat, maxsat) in deterministic mode: calibration and checks.
-Figures: docs/benchmarks/determinism.md.
+"""Work units of the exact backends (cpsat, maxsat, mip) in deterministic mode: calibration and
+checks. Figures: docs/benchmarks/determinism.md (mip: docs/benchmarks/mip.md).
 
-    python benchmarks/determinism_exact.py calibrate [--engine cpsat|maxsat] [--instances B,G,K]
+    python benchmarks/determinism_exact.py calibrate [--engine cpsat|maxsat|mip] [--instances B,G,K]
                                                      [--windows 30] [--units 2000]
         engine calls in deterministic mode, in this process: the full model of every instance
         whose model fits (from the least-memory plan), then ``--windows`` LNS windows of 5-400
@@ -73,6 +73,10 @@ def _features(engine: str, out) -> list[float]:
     s = out.stats
     if engine == "cpsat":
         return [float(s.get("det_time", 0.0)), float(s.get("size_terms", 0)) / 1000, 1.0]
+    if engine == "mip":
+        return [float(s.get("lp_iterations", 0)), float(s.get("nodes", 0)),
+                float(s.get("callbacks", 0)), s.get("nonzeros", 0) * s.get("rounds", 0) / 1000,
+                float(s.get("size_terms", 0)) / 1000, 1.0]
     return [(s.get("literals", 0) + s.get("lazy_literals", 0)) / 1000,
             float(s.get("conflicts", 0)), s.get("propagations", 0) / 1000,
             float(s.get("oracle_calls", 0)), s.get("mdd_steps", 0) / 1000,
@@ -81,6 +85,7 @@ def _features(engine: str, out) -> list[float]:
 
 
 COLUMNS = {"cpsat": ["det s", "kterm", "call"],
+           "mip": ["LP iteration", "node", "callback", "knonzero x run", "kterm", "call"],
            "maxsat": ["kliteral", "conflict", "kprop", "oracle call", "kstep", "kcell",
                       "sweep x kedge", "call"]}
 
@@ -100,7 +105,7 @@ def _run(make, problem, hint, units: float):
 
 
 def calibrate_engine(engine: str, names: list[str], windows: int, units: float) -> None:
-    from exact import engine_factory
+    from exact_models import engine_factory
 
     make = engine_factory(engine)
     rows: list[tuple[str, float, float, list[float]]] = []
@@ -208,7 +213,7 @@ def backend(engine: str, names: list[str], total: int, seed: int, hand_over: flo
     from portfolio.exact.driver import kernel_polish
     from portfolio.kernels.engine import warmup
 
-    from exact import engine_factory
+    from exact_models import engine_factory
 
     make = engine_factory(engine)
     warmup()

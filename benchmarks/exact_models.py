@@ -1,9 +1,10 @@
-"""The exact backends (cpsat, maxsat) on the shared contest instances: model and encoding sizes,
-proofs through the driver, LNS after local search. Figures: docs/benchmarks/cpsat.md and
-docs/benchmarks/maxsat.md. (Their scores in a portfolio, or alone at a time limit, are
-`portfolio bench FILES -b cpsat,maxsat,cpsat+maxsat`.)
+"""The exact backends (cpsat, maxsat, mip) on the shared contest instances: model and encoding
+sizes, proofs through the driver, LNS after local search. Figures: docs/benchmarks/cpsat.md,
+docs/benchmarks/maxsat.md and docs/benchmarks/mip.md. (Their scores in a portfolio, or alone at a
+time limit, are `portfolio bench FILES -b cpsat,maxsat,cpsat+maxsat`.)
 
-    python benchmarks/exact_models.py prove [--engine cpsat|maxsat] [--instances B,G,A] [--threads 1]
+    python benchmarks/exact_models.py prove [--engine cpsat|maxsat|mip] [--instances B,G,A]
+                                     [--threads 1]
                                      [--seconds S]
         the backend as the portfolio runs it (driver: local-search polish, then the full model or
         LNS windows), in this process, under the contest limit (B, A 60 s, G 120 s, ...) unless
@@ -26,6 +27,13 @@ docs/benchmarks/maxsat.md. (Their scores in a portfolio, or alone at a time limi
         the engine alone, no hint: each edge form x diffusion on/off; status, cost, bound, time
     python benchmarks/exact_models.py maxsat prove [--instances B,G,A] [--seconds S]
         `prove --engine maxsat`
+    python benchmarks/exact_models.py mip sizes [--instances B,G,A,S]
+        per presolved instance: the MIP as built (strategy and entry columns, linking and memory
+        rows, non-zeros, objective scale, memory mode, build seconds) and after HiGHS's presolve
+        (rows, columns, non-zeros, seconds), for the models within the budget
+    python benchmarks/exact_models.py mip forms [--instances B,G,A] [--seconds 60]
+        the engine alone, no hint, one option changed at a time from the defaults (and the
+        objective unscaled): status, cost, bound, wall and CPU seconds, rounds, nodes
 
 Each run is in this process (one backend, --threads cores for CP-SAT). The kernels are compiled
 before the clock starts, so the times are the backend's own. Prints markdown tables.
@@ -51,7 +59,10 @@ def engine_factory(name: str) -> Callable[[], object]:
     if name == "maxsat":
         from portfolio.maxsat import MaxSatEngine
         return MaxSatEngine
-    raise SystemExit(f"unknown engine {name!r} (cpsat or maxsat)")
+    if name == "mip":
+        from portfolio.mip import MipEngine
+        return MipEngine
+    raise SystemExit(f"unknown engine {name!r} (cpsat, maxsat or mip)")
 
 
 def prove(engine: str, names: list[str], threads: int = 1, seconds: float | None = None) -> None:
@@ -83,7 +94,7 @@ def prove(engine: str, names: list[str], threads: int = 1, seconds: float | None
 def prove_main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("what", choices=["prove"])
-    parser.add_argument("--engine", default="cpsat", choices=["cpsat", "maxsat"])
+    parser.add_argument("--engine", default="cpsat", choices=["cpsat", "maxsat", "mip"])
     parser.add_argument("--instances", default="B,G,A")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--seconds", type=float, default=None)
@@ -240,7 +251,78 @@ def maxsat_main() -> None:
         prove("maxsat", names, 1, args.seconds)
 
 
-MODES = {"prove": (prove_main, True), "cpsat": (cpsat_main, False), "maxsat": (maxsat_main, False)}
+def mip_sizes(names: list[str]) -> None:
+    from portfolio.exact import build_exact_model
+    from portfolio.mip import BUDGET, MipEngine, build_mip
+    from portfolio.mip.engine import load, new_highs
+
+    header("inst | free nodes | x cols | y cols | linking rows | memory rows | non-zeros | scale | "
+           "memory | build s | after HiGHS presolve: rows / cols / non-zeros | presolve s")
+    for name, _, pre in presolved(names):
+        red = pre.reduced
+        est = MipEngine().estimate(red)
+        head = f"| {name} | {int((red.strategy_counts > 1).sum()):,} |"
+        if not est.within(BUDGET):
+            print(f"{head} (estimate {est.variables:,} columns, {est.terms:,} non-zeros: above "
+                  f"the budget, LNS windows) | | | | | | | | |")
+            continue
+        t0 = time.perf_counter()
+        mip = build_mip(build_exact_model(red))
+        t1 = time.perf_counter()
+        h = new_highs()
+        load(h, mip)
+        h.presolve()
+        t2 = time.perf_counter()
+        lp = h.getPresolvedLp()
+        s = mip.stats
+        print(f"{head} {s['x_cols']:,} | {s['y_cols']:,} | {s['linking_rows']:,} | "
+              f"{s['memory_rows']:,} | {s['nonzeros']:,} | 2^{s['scale'].bit_length() - 1} | "
+              f"{s['memory']} | {t1 - t0:.2f} | {lp.num_row_:,} / {lp.num_col_:,} / "
+              f"{len(lp.a_matrix_.value_):,} | {t2 - t1:.2f} |", flush=True)
+
+
+MIP_FORMS = (("defaults", {}), ("weak linking", {"linking": "weak"}),
+             ("HiGHS presolve", {"presolve": "choose"}), ("heuristics 0.3", {"heuristic_effort": 0.3}),
+             ("lazy memory", {"memory": "lazy"}), ("unscaled objective", None))
+
+
+def mip_forms(names: list[str], seconds: float) -> None:
+    from portfolio.mip import MipEngine, model
+
+    header("inst | form | status | cost | bound | wall s | cpu s | rounds | nodes")
+    for name, _, pre in presolved(names):
+        for label, options in MIP_FORMS:
+            saved = model.COEF_TARGET
+            if options is None:   # every coefficient as it is (costs below 2**53 stay exact)
+                model.COEF_TARGET = float(2 ** 62)
+            t0, c0 = time.monotonic(), time.process_time()
+            try:
+                out = MipEngine(**(options or {})).solve(pre.reduced, seconds, None, 1, 0,
+                                                         lambda plan: None)
+            finally:
+                model.COEF_TARGET = saved
+            st = out.stats
+            print(f"| {name} | {label} | {out.status} | {fmt(out.cost)} | {fmt(out.bound)} | "
+                  f"{time.monotonic() - t0:.1f} | {time.process_time() - c0:.1f} | "
+                  f"{st.get('rounds', '-')} | {st.get('nodes', '-')} |", flush=True)
+
+
+def mip_main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=["sizes", "forms"])
+    parser.add_argument("--instances", default=None)
+    parser.add_argument("--seconds", type=float, default=60.0)
+    args = parser.parse_args()
+    default = {"sizes": "B,G,A,S", "forms": "B,G,A"}[args.what]
+    names = (args.instances or default).split(",")
+    if args.what == "sizes":
+        mip_sizes(names)
+    else:
+        mip_forms(names, args.seconds)
+
+
+MODES = {"prove": (prove_main, True), "cpsat": (cpsat_main, False), "maxsat": (maxsat_main, False),
+         "mip": (mip_main, False)}
 """Each part's command: ``python benchmarks/exact_models.py PART [its own options]``."""
 
 

@@ -21,7 +21,7 @@ FLOORS = {
     "presolve": 3, "generate": 3, "registry": 3, "exhaustive": 3, "configure": 3, "leastpeak": 3,
     "identity": 3, "kernels": 4, "runner": 4, "features": 4,
     "exact": 5, "bench": 5, "progress": 5, "adapters": 5,
-    "distributed": 6, "toulbar2": 6, "cpsat": 6, "maxsat": 6, "memory": 6, "tuning": 6,
+    "distributed": 6, "toulbar2": 6, "cpsat": 6, "maxsat": 6, "mip": 6, "memory": 6, "tuning": 6,
     "api": 7, "plugins": 7, "plugincheck": 7,
     "cli": 8, "testing": 8,
     "__main__": 9,

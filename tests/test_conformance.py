@@ -42,7 +42,7 @@ def info(request):
 
 def test_the_example_plugin_and_every_built_in_are_checked():
     assert {"example", "minusage", "greedy", "localsearch", "bound", "cpsat", "maxsat",
-            "toulbar2"} <= set(NAMES)
+            "toulbar2", "mip"} <= set(NAMES)
 
 
 def test_the_contract(info):

@@ -396,6 +396,7 @@ def test_backends_lists_each_engine_with_its_version():
                                         "numpy": version("numpy")}
     assert rows["maxsat"]["engines"]["python-sat"] == version("python-sat")
     assert rows["toulbar2"]["engines"]["pytoulbar2"] == version("pytoulbar2")
+    assert rows["mip"]["engines"]["highspy"] == version("highspy")
     assert "load_errors" not in doc
     verbose = CliRunner().invoke(cli, ["backends", "--verbose"], env=env).output
     assert "engines" in verbose and f"ortools {version('ortools')}" in verbose
@@ -420,7 +421,8 @@ def test_run_records_carry_the_engine_versions():
     from portfolio.bench.environment import package_versions
 
     versions = package_versions()
-    for dist in ("iopddl-portfolio", "ortools", "python-sat", "pytoulbar2", "numba", "numpy"):
+    for dist in ("iopddl-portfolio", "ortools", "python-sat", "pytoulbar2", "highspy", "numba",
+                 "numpy"):
         assert versions[dist] == version(dist)
 
 
@@ -430,7 +432,7 @@ BACKEND_CODE += sorted((REPO / "plugins" / "example-plugin" / "portfolio_example
 BACKEND_CODE += [REPO / "portfolio" / "kernels" / "engine.py", REPO / "portfolio" / "kernels" / "backend.py"]
 BACKEND_CODE += [REPO / "portfolio" / "kernels" / "bound.py"]
 BACKEND_CODE += sorted((REPO / "portfolio" / "exact").glob("*.py"))
-for engine in ("toulbar2", "cpsat", "maxsat"):   # the engines of the thin backends
+for engine in ("toulbar2", "cpsat", "maxsat", "mip"):   # the engines of the thin backends
     BACKEND_CODE += sorted((REPO / "portfolio" / engine).glob("*.py"))
 
 

@@ -79,7 +79,8 @@ def test_the_wheel_installs_and_runs_from_a_read_only_site(tmp_path):
         listed = run("backends", "--json")
         assert listed.returncode == 0, listed.stderr
         rows = {b["name"]: b for b in json.loads(listed.stdout)["backends"]}
-        assert {"minusage", "greedy", "localsearch", "bound", "cpsat", "maxsat", "toulbar2"} <= set(rows)
+        assert {"minusage", "greedy", "localsearch", "bound", "cpsat", "maxsat", "toulbar2",
+                "mip"} <= set(rows)
         for name, row in rows.items():
             assert row["available"], (name, row["reason"])
             assert str(site) in row["loaded_from"], (name, row["loaded_from"])

@@ -134,10 +134,13 @@ def starting_plan(problem: Problem, warm_start: Optional[np.ndarray], best: "Bes
 def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, seed: int,
                       warm_start: Optional[np.ndarray], report: Reporter,
                       threads: Optional[int] = None, lns: bool = True,
-                      lns_params: Optional[LnsParams] = None, polish: bool = True) -> SolveResult:
+                      lns_params: Optional[LnsParams] = None, polish: bool = True,
+                      polish_full_model: bool = True) -> SolveResult:
     """Run an exact engine as a portfolio backend: full model when it fits (all the time for a
     small model, ``FULL_SHARE`` of it for a large one), LNS windows with the same engine on the
     rest of the time or when the model is too big. Returns the backend's :class:`SolveResult`.
+    ``polish_full_model`` False: the kernel polish runs only before LNS windows, for an engine
+    that needs no hint on a full model (``ExactBackend.polish_full_model``).
 
     In deterministic mode (``report.work`` set) :func:`solve_deterministic` runs instead: the
     same phases, limited by work units instead of seconds."""
@@ -178,7 +181,8 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
         # run reached 2.4e10 where the greedy reaches 6.55e9). This backend takes the core they
         # leave, and skips its own polish (compiling would cost it most of a minute).
         report.demand(LOW, "kernels compiling elsewhere (cold cache)")
-    wants_polish = polish and int((problem.strategy_counts > 1).sum()) > POLISH_MIN_FREE
+    wants_polish = (polish and int((problem.strategy_counts > 1).sum()) > POLISH_MIN_FREE
+                    and (polish_full_model or not size.within(budget)))
     if wants_polish and cold:
         notes.append("polish skipped: kernels not compiled yet (`portfolio warmup`)")
     elif wants_polish:
@@ -368,6 +372,7 @@ class ExactBackend(Backend):
     meta = BackendMeta(engines=("numba", "numpy"))
     engine_type: Optional[type] = None   # an ExactEngine class; one engine per solve
     lns: bool = True
+    polish_full_model: bool = True       # the kernel polish also before a full model
 
     def engine(self, options: Optional[Mapping[str, Any]] = None) -> ExactEngine:
         """The engine of one solve, built with the backend's option values."""
@@ -378,7 +383,8 @@ class ExactBackend(Backend):
     def solve(self, problem: Problem, deadline: float, seed: int,
               warm_start: Optional[np.ndarray], report: Reporter) -> SolveResult:
         return solve_with_engine(self.engine(options_of(self, report)), problem, deadline, seed,
-                                 warm_start, report, lns=self.lns)
+                                 warm_start, report, lns=self.lns,
+                                 polish_full_model=self.polish_full_model)
 
 
 def _settled(out, best, name: str, notes: list[str], timings: dict) -> Optional[SolveResult]:
