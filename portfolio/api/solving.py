@@ -23,6 +23,8 @@ from ..errors import ProblemError
 from ..options import RunOptions
 from ..problem import Problem
 from .inputs import ProblemLike, as_conversion
+from .selecting import (DEFAULT, SelectorLike, UserChoice, config_names_backends, open_selector,
+                        select_run)
 from .warm import PlanLike, WarmChoice, given_warm_start
 
 if TYPE_CHECKING:
@@ -86,26 +88,29 @@ class Chosen:
     backends: list
     options: dict
     config: Optional[str] = None
+    registry: Any = field(default=None, repr=False, compare=False)
+    """The registry they were chosen from (a second choice in the same run reuses it)."""
 
 
 def choose(names: Union[str, Sequence[Any], None], time_limit: Optional[float] = None, *,
            warn: Callable[[str], None] = log.warning, deterministic: bool = False,
            config: Union[str, os.PathLike, None] = None,
            backend_options: Optional[Mapping[str, Mapping[str, Any]]] = None,
-           assignments: Sequence[str] = ()) -> Chosen:
+           assignments: Sequence[str] = (), registry: Any = None) -> Chosen:
     """:func:`choose_backends` and the run's backend options (:mod:`portfolio.configure`): the
     config file's (its ``[portfolio] backends`` when ``names`` is None), then
     ``backend_options``, then the command line's ``BACKEND.NAME=VALUE`` texts. Every problem is
     one :class:`ProblemError` line (an :class:`~portfolio.backend_options.OptionError`), before
     anything runs; options for a backend the run does not use are checked, then named in one
-    ``warn`` line each."""
+    ``warn`` line each. ``registry``: one already loaded (its warnings were told then)."""
     from ..configure import config_from, not_in_run, run_options_given
     from ..registry import Registry
 
     settings = config_from(config)
-    registry = Registry()
-    for warning in registry.warnings:
-        warn(warning)
+    if registry is None:
+        registry = Registry()
+        for warning in registry.warnings:
+            warn(warning)
     if names is None and settings is not None and settings.backends is not None:
         names = list(settings.backends)
     chosen = choose_backends(names, time_limit, warn, deterministic, registry=registry)
@@ -113,7 +118,7 @@ def choose(names: Union[str, Sequence[Any], None], time_limit: Optional[float] =
                               assignments=assignments)
     for name in not_in_run(given, chosen):
         warn(f"options for {name} are set, but {name} is not in this run: they have no effect")
-    return Chosen(chosen, given, None if settings is None else settings.path)
+    return Chosen(chosen, given, None if settings is None else settings.path, registry)
 
 
 def _with_objects(items: list, registry: Any) -> list[BackendLike]:
@@ -242,6 +247,10 @@ class SolveResult:
     given``, ``repaired``, ``hint only``), its ``cost`` (None when infeasible) or ``why`` not, the
     ``repair``, ``start_cost``, ``improvement`` and ``improvement_percent`` of the answer on it, and
     for a re-solve the ``mapping``; None without a warm start."""
+    selection: Optional[dict] = field(default=None, repr=False, compare=False)
+    """What a selector chose for this run (docs/selection.md): its file and hash, the schedule,
+    every candidate's predicted score, the features' and the model's seconds, and whether it was
+    ``applied`` (``why`` not); None without a selector."""
     memory: Optional[dict] = field(default=None, repr=False, compare=False)
     """Memory budgets (docs/budgets.md): when no plan fits, why, about one time point (``time``;
     ``bound``: the certified least peak, ``best``: the least-memory plan found, its peak and its top
@@ -258,12 +267,14 @@ class SolveResult:
                 "elapsed": round(self.elapsed, 3), "proof": self.proof, "status": self.status,
                 "interrupted": self.interrupted, "plan_hash": self.plan_hash,
                 "deterministic": self.deterministic, "engines": dict(self.run.engines),
-                "warm_start": self.warm_start, "memory": self.memory, "run": self.run.to_dict(),
+                "warm_start": self.warm_start, "selection": self.selection,
+                "memory": self.memory, "run": self.run.to_dict(),
                 "cluster": self.cluster}
 
 
 def _summary(result: PortfolioResult, elapsed: float, expand: Callable[[Any], Any],
-             cluster: Optional[dict], warm: Optional[WarmChoice] = None) -> SolveResult:
+             cluster: Optional[dict], warm: Optional[WarmChoice] = None,
+             selection: Optional[dict] = None) -> SolveResult:
     bound = result.best_bound
     if result.solution is not None:
         status = "optimal" if result.proven_optimal else "feasible"
@@ -276,7 +287,8 @@ def _summary(result: PortfolioResult, elapsed: float, expand: Callable[[Any], An
         winner=result.winner, elapsed=elapsed, proof=result.proof, status=status,
         interrupted=result.interrupted, plan_hash=result.plan_hash,
         deterministic=result.deterministic, run=result, cluster=cluster,
-        warm_start=None if warm is None else warm.describe(result.warm_start), memory=result.memory)
+        warm_start=None if warm is None else warm.describe(result.warm_start),
+        selection=selection, memory=result.memory)
 
 
 class _Improvements:
@@ -329,7 +341,7 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
           work: Optional[int] = None, objective: str = "cost",
           backend_options: Optional[Mapping[str, Mapping[str, Any]]] = None,
           config: Union[str, os.PathLike, None] = None,
-          cold: Optional[Sequence[str]] = None) -> SolveResult:
+          cold: Optional[Sequence[str]] = None, selector: SelectorLike = DEFAULT) -> SolveResult:
     """Find the cheapest feasible plan for ``problem`` within ``time_limit`` seconds of this call
     (loading included; None: 60 s, or 600 s in deterministic mode), as ``portfolio solve`` does,
     and return it verified.
@@ -365,6 +377,11 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
     backends --verbose`` lists them; ``--option toulbar2.warm_follow=last``), over those of
     ``config``, a TOML file (``--config``: one table per backend, and ``[portfolio] backends``
     used when ``backends`` is None); every option in effect is in ``result.run.options``.
+    ``selector``: a selector file (``portfolio learn``) that chooses the schedule (backends,
+    options, CPU weights) from the problem's cheap features and the budget; ``"default"``, the
+    shipped one when the default uses it; None, none. Backends the caller names win over it;
+    given options lie over its options; ``result.selection`` records its choice either way
+    (docs/selection.md).
     Bad input raises :class:`ProblemError` (also a scheduler that cannot be reached with
     ``dask_unreachable="fail"``: ``ClusterUnavailable``, a subclass; an unknown option or a bad
     value: ``OptionError``, a subclass). Runs in this process serialise.
@@ -386,6 +403,8 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
     picked = choose(backends, time_limit, deterministic=options.deterministic, config=config,
                     backend_options=backend_options)
     options = replace(options, backend_options=picked.options, config=picked.config)
+    selector_used = open_selector(selector)
+    selection = None
     with ExitStack() as stack:
         session = None
         chosen = picked.backends
@@ -400,6 +419,12 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
             if session is not None:
                 stack.callback(session.close)
         conversion = as_conversion(problem, float(cost_scale))
+        if selector_used is not None:
+            user = UserChoice(backends is not None or config_names_backends(config), cold is not None)
+            picked, options, selection = select_run(
+                selector_used, conversion.problem, picked, options, user=user, config=config,
+                backend_options=backend_options, warn=log.warning, choose=choose)
+            chosen = picked.backends
         warm = given_warm_start(conversion, warm_start)
         if warm is not None:
             options = replace(options, warm_start=warm.plan)
@@ -414,7 +439,7 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
         told.last(result)
     if result.deterministic is not None and not result.deterministic["complete"]:
         log.warning(f"not the deterministic answer: {result.deterministic['reason']}")
-    return _summary(result, time.monotonic() - start, conversion.expand, summary, warm)
+    return _summary(result, time.monotonic() - start, conversion.expand, summary, warm, selection)
 
 
 def backends() -> list[dict]:
