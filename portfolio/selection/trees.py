@@ -8,7 +8,8 @@ install's run evaluates a selector without scikit-learn.
 The split rule is scikit-learn's: a sample goes left when its value, as a 32-bit float, is at
 most the threshold (scikit-learn's trees read their input as float32 and compare it with a
 float64 threshold), so the predictions here equal ``RandomForestRegressor.predict`` exactly
-(``tests/test_selection_model.py``). The forest's prediction is the mean of its trees'.
+(``tests/test_selection_model.py``). The forest's prediction is the mean of its trees', summed in
+tree order as scikit-learn sums them.
 """
 
 from __future__ import annotations
@@ -48,7 +49,9 @@ class Forest:
                 break
             goes_left = xs[np.where(inner, feat, 0)] <= self.threshold[node]
             node = np.where(inner, np.where(goes_left, self.left[node], self.right[node]), node)
-        return float(self.value[node].mean())
+        # the trees' values added in order, then divided, as scikit-learn averages them (a
+        # pairwise mean may differ in the last bit)
+        return float(np.cumsum(self.value[node])[-1] / len(node))
 
     def predict_many(self, rows: np.ndarray) -> np.ndarray:
         """:meth:`predict` for each row of a 2-d array."""
