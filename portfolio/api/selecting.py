@@ -34,7 +34,6 @@ from ..problem import Problem
 
 if TYPE_CHECKING:
     from ..selection import Selector
-    from .solving import Chosen
 
 SelectorLike = Union[str, os.PathLike, "Selector", None]
 """``"default"``: the shipped selector when the default uses it (see
@@ -91,13 +90,14 @@ def _checked_options(selector: Selector, name: str, registry: Any) -> Mapping:
     return gather(lookup_in(registry), ", ".join(registry.names()), given=schedule.options)
 
 
-def select_run(selector: Selector, problem: Problem, picked: Chosen, options: RunOptions, *,
+def select_run(selector: Selector, problem: Problem, picked: Any, options: RunOptions, *,
                user: UserChoice, config: Union[str, os.PathLike, None] = None,
                backend_options: Optional[Mapping[str, Mapping[str, Any]]] = None,
                assignments: Sequence[str] = (), warn: Callable[[str], None],
-               choose: Callable[..., Chosen]) -> tuple[Chosen, RunOptions, dict]:
-    """The run's backends and options with ``selector`` applied (``picked`` and ``options`` as
-    they stand without it), and the record for the result's ``selection`` (see the module).
+               choose: Callable[..., Any]) -> tuple[Any, RunOptions, dict]:
+    """The run's backends and options with ``selector`` applied (``picked``, a
+    :class:`portfolio.api.solving.Chosen`, and ``options`` as they stand without it), and the
+    record for the result's ``selection`` (see the module).
     ``choose``: :func:`portfolio.api.solving.choose` (handed in: ``solving`` imports this
     module), which checks the schedule's backends and the user's options as for any run."""
     from ..backend_options import OptionError
