@@ -20,7 +20,6 @@ from portfolio.io import load_problem
 from portfolio.options import RunOptions
 from portfolio.selection import load_selector, selector as selector_module
 from portfolio.selection.fit import FEATURE_NAMES
-from portfolio.selection.selector import selector_from_json
 
 BUDGET = FEATURE_NAMES.index("log10_budget")
 

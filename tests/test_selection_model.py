@@ -6,6 +6,7 @@ checks, and leave-one-instance-out cross-validation, on the synthetic runs of
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -125,10 +126,16 @@ def _good_doc(data) -> dict:
     (lambda d: d["candidates"][0].update(backends=[]), "candidates[0].backends"),
     (lambda d: d["candidates"][1].update(weights={"greedy": -1}), "candidates[1].weights.greedy"),
     (lambda d: d["candidates"][1].update(weights={"cpsat": 1}), "not a backend of this schedule"),
-    (lambda d: d["candidates"][0]["model"]["trees"][0].update(left=[0] * len(
-        d["candidates"][0]["model"]["trees"][0]["left"])), "children must be later nodes"),
+    (lambda d: d["candidates"][0]["model"]["trees"][0]["left"].__setitem__(0, 0),
+     "candidates[0].model.trees[0]: node 0: its children must be later nodes"),
+    (lambda d: d["candidates"][0]["model"]["trees"][1]["left"].__setitem__(-1, 0),
+     "a leaf (feature -1) has children"),
     (lambda d: d["candidates"][2]["model"]["trees"][1]["feature"].__setitem__(0, 999),
-     "feature[0]"),
+     "candidates[2].model.trees[1]: node 0: the feature is not one of the 31 features"),
+    (lambda d: d["candidates"][2]["model"]["trees"][1]["threshold"].__setitem__(0, "x"),
+     "candidates[2].model.trees[1].threshold[0]: expected a number, got 'x'"),
+    (lambda d: d["candidates"][1]["model"]["trees"][1]["left"].__setitem__(0, 1.5),
+     "candidates[1].model.trees[1].left[0]: expected an integer, got 1.5"),
     (lambda d: d["candidates"][2]["model"]["trees"][0].update(value=[1.0]), "differ in length"),
     (lambda d: d.update(default="nobody"), "default"),
 ])
@@ -136,7 +143,7 @@ def test_a_bad_file_is_one_error_naming_the_field(data, tmp_path, sklearn, break
     doc = _good_doc(data)
     assert doc["candidates"][0]["model"]["trees"][0]["feature"][0] >= 0   # a split to break
     breakage(doc)
-    with pytest.raises(SelectorError, match=message.replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(SelectorError, match=re.escape(message)):
         selector_from_json(doc, "sel.json")
     path = tmp_path / "not.json"
     path.write_text("{ not json")

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 from ..features import CHEAP_FEATURES, FEATURES_VERSION
 from ..report.leaderboard import ReportError, load_run

@@ -15,7 +15,7 @@ tree order as scikit-learn sums them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -73,69 +73,93 @@ class Forest:
 
     @staticmethod
     def from_trees(trees: Sequence[dict], features: int, where: str) -> "Forest":
-        """Checked arrays from a file's trees (``features``: the length of a sample)."""
+        """Checked arrays from a file's trees (``features``: the length of a sample). Checked
+        for the whole forest at once, in numpy: a shipped selector has hundreds of trees, and
+        it is read inside a run's budget."""
         if not isinstance(trees, list) or not trees:
             raise SelectorError(f"{where}.trees: expected a non-empty list of trees")
         parts: dict[str, list] = {k: [] for k in FIELDS}
-        roots, offset, depth = [], 0, 0
+        sizes = []
         for t, tree in enumerate(trees):
-            here = f"{where}.trees[{t}]"
-            arrays = _tree_arrays(tree, here)
-            depth = max(depth, _check_tree(arrays, features, here))
-            roots.append(offset)
-            for key in ("left", "right"):
-                arrays[key] = np.where(arrays[key] >= 0, arrays[key] + offset, -1)
+            if not isinstance(tree, dict):
+                raise SelectorError(f"{where}.trees[{t}]: expected an object with "
+                                    f"{', '.join(FIELDS)}")
+            lengths = set()
             for key in FIELDS:
-                parts[key].append(arrays[key])
-            offset += len(arrays["feature"])
-        joined = {k: np.concatenate(v) for k, v in parts.items()}
-        return Forest(joined["feature"], joined["threshold"], joined["left"], joined["right"],
-                      joined["value"], np.asarray(roots, dtype=np.int64), depth)
+                values = tree.get(key)
+                if not isinstance(values, list) or not values:
+                    raise SelectorError(f"{where}.trees[{t}].{key}: expected a non-empty list "
+                                        f"of numbers")
+                parts[key].extend(values)
+                lengths.add(len(values))
+            if len(lengths) != 1:
+                raise SelectorError(f"{where}.trees[{t}]: {', '.join(FIELDS)} differ in length")
+            sizes.append(lengths.pop())
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        arrays = {key: _numbers(parts[key], key, where, starts) for key in FIELDS}
+        tree_start = np.repeat(starts, sizes)
+        for key in ("left", "right"):
+            arrays[key] = np.where(arrays[key] >= 0, arrays[key] + tree_start, -1)
+        depth = _check_forest(arrays, features, tree_start + np.repeat(sizes, sizes), where,
+                              starts)
+        return Forest(arrays["feature"], arrays["threshold"], arrays["left"], arrays["right"],
+                      arrays["value"], starts, depth)
+
+
+def _node(index: int, starts: np.ndarray) -> str:
+    """``trees[t]`` and the node's number in it, for an error about the node ``index``."""
+    t = int(np.searchsorted(starts, index, side="right")) - 1
+    return f"trees[{t}]", str(index - int(starts[t]))
+
+
+def _numbers(values: list, key: str, where: str, starts: np.ndarray) -> np.ndarray:
+    """One field of every tree as an array: numbers (integers for indices), finite values."""
+    integral = key not in ("threshold", "value")
+    array = np.asarray(values)
+    ok = array.dtype.kind in ("i", "f") and (not integral or array.dtype.kind == "i")
+    if not ok:
+        bad = next(i for i, v in enumerate(values) if isinstance(v, bool) or not isinstance(
+            v, int if integral else (int, float)))
+        tree, node = _node(bad, starts)
+        raise SelectorError(f"{where}.{tree}.{key}[{node}]: expected "
+                            f"{'an integer' if integral else 'a number'}, got {values[bad]!r}")
+    array = array.astype(np.int64 if integral else np.float64)
+    if not integral and not (np.isfinite(array) if key == "value" else ~np.isnan(array)).all():
+        tree, node = _node(int(np.flatnonzero(~np.isfinite(array))[0]), starts)
+        raise SelectorError(f"{where}.{tree}.{key}[{node}]: not a finite number")
+    return array
+
+
+def _check_forest(a: dict[str, np.ndarray], features: int, tree_end: np.ndarray, where: str,
+                  starts: np.ndarray) -> int:
+    """The deepest leaf's depth; a leaf with children, a split on a feature out of range, or a
+    node whose children are not later nodes of its tree (so a walk could loop) is an error
+    naming the tree and the node."""
+    feature, left, right = a["feature"], a["left"], a["right"]
+    index = np.arange(len(feature))
+    leaf = feature < 0
+    checks = (
+        (leaf & ((left != -1) | (right != -1)), "a leaf (feature -1) has children"),
+        (~leaf & (feature >= features), f"the feature is not one of the {features} features"),
+        (~leaf & ~((index < left) & (left < tree_end) & (index < right) & (right < tree_end)),
+         "its children must be later nodes of the tree"),
+    )
+    for bad, what in checks:
+        if bad.any():
+            tree, node = _node(int(np.flatnonzero(bad)[0]), starts)
+            raise SelectorError(f"{where}.{tree}: node {node}: {what}")
+    depth = np.zeros(len(feature), dtype=np.int64)
+    inner = np.flatnonzero(~leaf)
+    for _ in range(len(feature)):   # one level a turn: at most as many turns as levels
+        deeper = depth.copy()
+        np.maximum.at(deeper, left[inner], depth[inner] + 1)
+        np.maximum.at(deeper, right[inner], depth[inner] + 1)
+        if np.array_equal(deeper, depth):
+            break
+        depth = deeper
+    return int(depth.max())
 
 
 def _local(children: np.ndarray, start: int) -> list[int]:
     """Children numbered within their tree again (-1 stays -1)."""
     return [int(i - start) if i >= 0 else -1 for i in children]
-
-
-def _tree_arrays(tree: Any, where: str) -> dict[str, np.ndarray]:
-    if not isinstance(tree, dict):
-        raise SelectorError(f"{where}: expected an object with {', '.join(FIELDS)}")
-    out = {}
-    for key in FIELDS:
-        values = tree.get(key)
-        if not isinstance(values, list) or not values or not all(
-                isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-            raise SelectorError(f"{where}.{key}: expected a non-empty list of numbers")
-        out[key] = np.asarray(values, dtype=np.float64 if key in ("threshold", "value")
-                              else np.int64)
-        if key not in ("threshold", "value") and not np.array_equal(out[key],
-                                                                    np.asarray(values)):
-            raise SelectorError(f"{where}.{key}: expected integers")
-    sizes = {len(v) for v in out.values()}
-    if len(sizes) != 1:
-        raise SelectorError(f"{where}: {', '.join(FIELDS)} differ in length")
-    if not np.isfinite(out["value"]).all() or np.isnan(out["threshold"]).any():
-        raise SelectorError(f"{where}: a value or threshold is not a finite number")
-    return out
-
-
-def _check_tree(a: dict[str, np.ndarray], features: int, where: str) -> int:
-    """The tree's depth; a node whose children are not later nodes (so a walk could loop), or a
-    feature index out of range, is an error naming the node."""
-    n = len(a["feature"])
-    depth = np.zeros(n, dtype=np.int64)
-    for i in range(n):
-        f, lo, hi = int(a["feature"][i]), int(a["left"][i]), int(a["right"][i])
-        if f < 0:
-            if lo != -1 or hi != -1:
-                raise SelectorError(f"{where}: leaf {i} has children")
-            continue
-        if f >= features:
-            raise SelectorError(f"{where}.feature[{i}]: {f} is not one of the "
-                                f"{features} features")
-        if not (i < lo < n and i < hi < n):
-            raise SelectorError(f"{where}: node {i}'s children must be later nodes of the tree")
-        depth[lo] = max(depth[lo], depth[i] + 1)
-        depth[hi] = max(depth[hi], depth[i] + 1)
-    return int(depth.max())
