@@ -107,6 +107,10 @@ def select_run(selector: Selector, problem: Problem, picked: Any, options: RunOp
     t0 = time.perf_counter()
     record: dict = {"selector": selector.path, "sha256": selector.sha256, "applied": False}
     registry = picked.registry
+    if registry is None:   # a Chosen made without one
+        from ..registry import Registry
+
+        registry = Registry()
     unusable = selector.unusable_here(registry.names())
     if unusable is not None:
         warn(f"selector {selector.path or '(given)'} not used: {unusable}; the default runs")

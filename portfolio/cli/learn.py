@@ -48,11 +48,13 @@ def cv_table(cv: Any) -> Any:
 
     table = Table(title="leave-one-instance-out cross-validation (mean score per cell)",
                   title_justify="left")
-    for head in ("graph", "budget", "selected", "score", "virtual best", "score",
-                 f"single best ({cv.single_best or '-'})", f"default ({cv.default or '-'})",
-                 "VB - default", "VB - selected"):
-        table.add_column(head, justify="right" if head[0] in "sbVd" and head != "selected"
-                         else "left")
+    heads = [("graph", "left"), ("budget", "right"), ("selected", "left"), ("score", "right"),
+             ("virtual best", "left"), ("score", "right"),
+             (f"single best ({cv.single_best or '-'})", "right"),
+             (f"default ({cv.default or '-'})", "right"), ("VB - default", "right"),
+             ("VB - selected", "right")]
+    for head, justify in heads:
+        table.add_column(head, justify=justify)
     for r in cv.rows:
         table.add_row(_graph(r.instance), f"{r.budget:g} s", r.selected or "-",
                       _score(r.selected_score), r.virtual_best, _score(r.virtual_best_score),
