@@ -126,6 +126,8 @@ def _good_doc(data) -> dict:
     (lambda d: d["candidates"][0].update(backends=[]), "candidates[0].backends"),
     (lambda d: d["candidates"][1].update(weights={"greedy": -1}), "candidates[1].weights.greedy"),
     (lambda d: d["candidates"][1].update(weights={"cpsat": 1}), "not a backend of this schedule"),
+    (lambda d: d["candidates"][2].update(options={"greedy": {"design": "x"}}),
+     "candidates[2].options.greedy: not a backend of this schedule (toulbar2)"),
     (lambda d: d["candidates"][0]["model"]["trees"][0]["left"].__setitem__(0, 0),
      "candidates[0].model.trees[0]: node 0: its children must be later nodes"),
     (lambda d: d["candidates"][0]["model"]["trees"][1]["left"].__setitem__(-1, 0),
@@ -213,9 +215,12 @@ def test_rows_the_selector_cannot_learn_from_are_left_out(tmp_path, bundled_exam
             {**base, "configuration": "old", "backends": ["(default set)"]},
             {**base, "instance": "example", "features": None, "path": str(bundled_example)},
             {**base, "instance": "gone", "features": None},
-            {**base, "configuration": "tb", "seed": 1}]           # toulbar2 by another label
+            {**base, "configuration": "tb", "seed": 1,             # toulbar2 by another label,
+             "options_given": {"greedy": {"design": "x"}}}]        # a sweep's option for others
     data = read_training([write_run(tmp_path / "r", rows)], sd_cheap_features)
     assert [s.name for s in data.candidates] == ["toulbar2"]      # "tb" is the same schedule
+    assert data.candidates[0].options == {}
+    assert next(c for c in data.cells if c.instance == "g").rows == {"toulbar2": 2}
     assert data.default is None
     assert data.instances == ["example", "g", "h"]
     assert data.features["example"]["nodes"] == 8                # computed from the file

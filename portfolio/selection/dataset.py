@@ -83,10 +83,16 @@ def _skip_reason(row: Mapping) -> Optional[str]:
     return None
 
 
+def _own_options(row: Mapping) -> dict[str, dict]:
+    """The options a configuration gave its own backends (a sweep's ``--option`` reaches every
+    configuration's rows, also for backends the configuration does not run)."""
+    backends = set(row["backends"])
+    return {b: dict(v) for b, v in (row.get("options_given") or {}).items() if b in backends and v}
+
+
 def _key(row: Mapping) -> tuple:
-    """A configuration's identity: its backend set and the options it gave."""
-    options = row.get("options_given") or {}
-    return (tuple(sorted(row["backends"])), json.dumps(options, sort_keys=True))
+    """A configuration's identity: its backend set and the options it gave them."""
+    return (tuple(sorted(row["backends"])), json.dumps(_own_options(row), sort_keys=True))
 
 
 def _candidates(rows: list[tuple[str, dict]]) -> dict[tuple, Schedule]:
@@ -101,8 +107,7 @@ def _candidates(rows: list[tuple[str, dict]]) -> dict[tuple, Schedule]:
         label = str(row["configuration"])
         name = label if label not in taken else f"{run_name}/{label}"
         taken.add(name)
-        options = {b: dict(v) for b, v in (row.get("options_given") or {}).items() if v}
-        out[key] = Schedule(name, tuple(row["backends"]), options)
+        out[key] = Schedule(name, tuple(row["backends"]), _own_options(row))
     return out
 
 

@@ -99,6 +99,10 @@ class Schedule:
         if len(set(backends)) != len(backends):
             raise SelectorError(f"{where}.backends: names a backend twice")
         options = _options(doc.get("options") or {}, f"{where}.options")
+        foreign = [b for b in options if b not in backends]
+        if foreign:
+            raise SelectorError(f"{where}.options.{foreign[0]}: not a backend of this schedule "
+                                f"({', '.join(backends)})")
         cold = doc.get("cold")
         return Schedule(name, backends, options,
                         _weights(doc.get("weights"), f"{where}.weights", backends),
