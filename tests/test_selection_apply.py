@@ -120,7 +120,8 @@ def test_the_budget_is_an_input(example, tmp_path):
 
 
 @pytest.mark.parametrize("change, why", [
-    (lambda d: d["candidates"][1].update(backends=["greedy", "nosuch"], weights=None),
+    (lambda d: d["candidates"][1].update(backends=["greedy", "nosuch"], weights=None,
+                                         options={}),
      "backend nosuch not installed (named by ls)"),
     (lambda d: d["features"].update(version=FEATURES_VERSION + 1), "features of version"),
     (lambda d: d["candidates"][1].update(options={"localsearch": {"no_such_option": 1}}),

@@ -81,12 +81,11 @@ def _why_not(options: RunOptions, user: UserChoice) -> Optional[str]:
     return None
 
 
-def _checked_options(selector: Selector, name: str, registry: Any) -> Mapping:
+def _checked_options(schedule: Any, registry: Any) -> Mapping:
     """The schedule's options typed and checked against the backends' declarations (an
     :class:`~portfolio.backend_options.OptionError` when one is no longer declared)."""
     from ..configure import gather, lookup_in
 
-    schedule = selector.schedule(name)
     return gather(lookup_in(registry), ", ".join(registry.names()), given=schedule.options)
 
 
@@ -100,7 +99,6 @@ def select_run(selector: Selector, problem: Problem, picked: Any, options: RunOp
     record for the result's ``selection`` (see the module).
     ``choose``: :func:`portfolio.api.solving.choose` (handed in: ``solving`` imports this
     module), which checks the schedule's backends and the user's options as for any run."""
-    from ..backend_options import OptionError
     from ..errors import ProblemError
     from ..features import cheap_features
 
@@ -125,13 +123,14 @@ def select_run(selector: Selector, problem: Problem, picked: Any, options: RunOp
                   features_seconds=round(t1 - t0, 4), model_seconds=round(t2 - t1, 5))
     why = _why_not(options, user)
     if why is not None:
-        return picked, options, {**record, "why": why}
-    try:
-        ours = _checked_options(selector, schedule.name, registry)
+        return picked, options, {**record, "why": why,
+                                 "seconds": round(time.perf_counter() - t0, 4)}
+    try:   # an option error is a ProblemError too
+        ours = _checked_options(schedule, registry)
         chosen = choose(list(schedule.backends), options.time_limit, warn=warn,
                         config=config, backend_options=backend_options,
                         assignments=assignments, registry=registry)
-    except (OptionError, ProblemError) as exc:
+    except ProblemError as exc:
         warn(f"selector {selector.path or '(given)'}: schedule {schedule.name} not used: {exc}; "
              f"the default runs")
         return picked, options, {**record, "why": str(exc)}
