@@ -1,6 +1,6 @@
 """Loading, evaluating and converting instances: what a problem file costs before any solving.
-Figures: docs/benchmarks/core.md (load, evaluate, scaling) and docs/benchmarks/adapters.md
-(conversion).
+Figures: docs/benchmarks/core.md (load, evaluate, scaling), docs/benchmarks/adapters.md
+(conversion) and docs/selection.md (a selector's cost, "What it costs").
 
     python benchmarks/loading.py core [--bench ../shared/benchmarks] [NAMES...]
         each shared instance in a fresh Python process (so the peak RSS is that of a user running
@@ -15,6 +15,12 @@ Figures: docs/benchmarks/core.md (load, evaluate, scaling) and docs/benchmarks/a
         contest JSON to XLA's binary request and back (checked identical), and with --text to a
         text request, each step in a fresh process: wall time and peak memory, as `portfolio
         convert` does it
+    python benchmarks/loading.py selection SELECTOR.json [N] [--repeat 9]
+        what a selector adds before the backends start (issue 50's limit: 0.1 s on the largest
+        shared graph), on one loaded instance (a letter or a file; default N): reading the
+        selector file, the cheap features, the candidates' models, choosing the schedule's
+        backends and options again; the median and largest of each, CPU and wall, and the load
+        average
 
 Prints markdown tables.
 """
@@ -28,6 +34,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -303,7 +310,54 @@ def convert_main() -> None:
                       f"{r['rss_mb']:.0f} | {r['bytes'] / 2**20:.1f} | {same} |", flush=True)
 
 
-MODES = {"core": (core_main, False), "scaling": (scaling_main, False), "convert": (convert_main, False)}
+def _selection_rows(selector_path: str, problem_path: str, repeat: int) -> list[dict]:
+    from portfolio.api.selecting import UserChoice, open_selector, select_run
+    from portfolio.api.solving import choose
+    from portfolio.io import load_problem
+    from portfolio.options import RunOptions
+
+    problem = load_problem(problem_path)
+    options = RunOptions(60.0)
+    picked = choose(None, 60.0)
+    rows = []
+    for _ in range(repeat):
+        c0, w0 = time.process_time(), time.perf_counter()
+        selector = open_selector(selector_path)
+        c1, w1 = time.process_time(), time.perf_counter()
+        _, _, record = select_run(selector, problem, picked, options, user=UserChoice(),
+                                  warn=lambda line: None, choose=choose)
+        c2, w2 = time.process_time(), time.perf_counter()
+        rows.append({"file (CPU)": c1 - c0, "file (wall)": w1 - w0,
+                     "selection (CPU)": c2 - c1, "selection (wall)": w2 - w1,
+                     "features (wall)": record["features_seconds"],
+                     "models (wall)": record["model_seconds"],
+                     "choice again (wall)": (w2 - w1) - record["features_seconds"]
+                     - record["model_seconds"]})
+    print(f"{len(selector.candidates)} candidates; chose {record['schedule']['name']} "
+          f"(applied: {record['applied']})\n")
+    return rows
+
+
+def selection_main() -> None:
+    import statistics
+
+    parser = argparse.ArgumentParser(description="what a selector adds to a run")
+    parser.add_argument("selector")
+    parser.add_argument("instance", nargs="?", default="N")
+    parser.add_argument("--repeat", type=int, default=9)
+    args = parser.parse_args()
+    path = args.instance if Path(args.instance).is_file() else str(instance_path(args.instance))
+    before = os.getloadavg()[0]
+    rows = _selection_rows(args.selector, path, args.repeat)
+    print("| part | median ms | largest ms |\n|---|---:|---:|")
+    for key in rows[0]:
+        values = [1000 * r[key] for r in rows]
+        print(f"| {key} | {statistics.median(values):.2f} | {max(values):.2f} |")
+    print(f"\nload average {before:.1f} -> {os.getloadavg()[0]:.1f} (2 cores shared)")
+
+
+MODES = {"core": (core_main, False), "scaling": (scaling_main, False), "convert": (convert_main, False),
+         "selection": (selection_main, False)}
 """Each part's command: ``python benchmarks/loading.py PART [its own options]``."""
 
 

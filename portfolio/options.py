@@ -155,6 +155,10 @@ class RunOptions:
     (from the best plan this run's backends found, or none); the warm plan stays an incumbent they
     can read (``report.best()``). None: the runner's measured default
     (:data:`portfolio.runner.warmstart.COLD`); ``()``: every backend starts from it."""
+    cpu_weights: Mapping[str, float] = field(default_factory=dict)
+    """CPU weight per backend, from a selector's schedule (docs/selection.md; empty: equal
+    shares). Recorded, NOT applied yet: the runner shares the cores equally whatever it says,
+    until its scheduling reads it (issue 50: the lead wires it into ``runner/schedule.py``)."""
     config: Optional[str] = field(default=None, compare=False)
     """The config files the backend options came from, in merge order, joined by ``os.pathsep``
     (a record: their options are in ``backend_options`` already)."""
@@ -224,6 +228,11 @@ class RunOptions:
                 for k, v in self.backend_options.items()):
             raise ProblemError(f"backend_options: expected {{backend: {{option: value}}}}, got "
                                f"{self.backend_options!r}"[:200])
+        if not isinstance(self.cpu_weights, Mapping) or not all(
+                isinstance(k, str) and not isinstance(v, bool) and isinstance(v, (int, float))
+                and math.isfinite(v) and v > 0 for k, v in self.cpu_weights.items()):
+            raise ProblemError(f"cpu_weights: expected {{backend: positive weight}}, got "
+                               f"{self.cpu_weights!r}"[:200])
         if self.cold is not None and (not isinstance(self.cold, tuple)
                                       or not all(isinstance(n, str) for n in self.cold)):
             raise ProblemError(f"cold: expected a tuple of backend names, got {self.cold!r}")

@@ -22,6 +22,7 @@ FLOORS = {
     "identity": 3, "kernels": 4, "runner": 4, "features": 4,
     "exact": 5, "bench": 5, "progress": 5, "adapters": 5,
     "distributed": 6, "toulbar2": 6, "cpsat": 6, "maxsat": 6, "mip": 6, "memory": 6, "tuning": 6,
+    "selection": 6,
     "api": 7, "plugins": 7, "plugincheck": 7,
     "cli": 8, "testing": 8,
     "__main__": 9,

@@ -23,6 +23,7 @@ def test_the_defaults_are_the_runners():
     assert (options.memory_limit, options.policy, options.extra_seeds, options.honour_demand) == (
         "default", DEFAULT_POLICY, True, True)
     assert options.time_limit == 60.0 and options.cluster is None
+    assert dict(options.cpu_weights) == {}   # equal shares (a selector's weights: recorded only)
 
 
 def test_the_api_defaults_are_the_clis():
@@ -85,6 +86,9 @@ def test_frozen_and_float_time():
     (dict(objective="peak", deterministic=True), "objective: 'peak' is not supported in deterministic"),
     (dict(objective="peak", cluster=ClusterOptions(workers=2)),
      "objective: 'peak' is not supported in a cluster solve"),
+    (dict(cpu_weights={"toulbar2": 0}), "cpu_weights: expected {backend: positive weight}"),
+    (dict(cpu_weights={"toulbar2": True}), "cpu_weights: expected {backend: positive weight}"),
+    (dict(cpu_weights=[("toulbar2", 2.0)]), "cpu_weights: expected {backend: positive weight}"),
 ])
 def test_a_bad_value_names_its_field(fields, message):
     with pytest.raises(ProblemError, match="^" + re.escape(message)):

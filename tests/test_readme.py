@@ -1,7 +1,7 @@
 """Every command of the README runs as written (issue 15 item 8), so the README cannot drift again.
 
 The ```bash blocks are extracted and each command line is run in a scratch folder laid out like a
-checkout next to ``../shared/benchmarks`` (a small instance under a contest name plus the contest's
+checkout next to ``../shared/benchmarks`` (two small instances under contest names plus the contest's
 ``example.json``, as in the real folder), with ``problem.json``, ``problem.json.gz`` and ``plan.txt``
 at hand. Only the limits are made small, by the substitutions in :data:`SMALLER` (each one keeps the
 command's meaning). The quick-start lines (fresh venv, pip) are what ``.ci/run`` runs verbatim in CI;
@@ -80,6 +80,8 @@ def checkout(tmp_path_factory) -> Path:
     bench = root / "shared" / "benchmarks"
     bench.mkdir(parents=True)
     write_problem(generate_problem(12, strategies=3, seed=1), bench / "asplos-2025-iopddl-A.json.gz")
+    # a second graph: `portfolio learn runs/nightly` learns from two graphs or more
+    write_problem(generate_problem(10, strategies=3, seed=2), bench / "asplos-2025-iopddl-B.json.gz")
     shutil.copy(bundled_example_path(), bench / "example.json")
     work = root / "work"
     work.mkdir()

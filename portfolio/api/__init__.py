@@ -4,7 +4,9 @@
 format through ``adapters.formats``, with the map back to the file's node order); ``solving`` runs the portfolio with the CLI's
 defaults and returns a :class:`SolveResult`; ``warm`` reads and checks a warm start (a plan, a
 plan file, an XLA request's ``s_hint``); ``resolving`` maps a previous plan onto a changed problem
-(``resolve``); ``tradeoff`` solves at a range of memory budgets; ``tuning`` tunes the portfolio
+(``resolve``); ``selecting`` applies a selector to a run (docs/selection.md: the schedule
+chosen from the cheap features, the user's choices winning); ``tradeoff`` solves at a range of
+memory budgets; ``tuning`` tunes the portfolio
 (``tune``: the package :mod:`portfolio.tuning`). ``portfolio/__init__.py`` exports these names lazily.
 Documented in docs/api.md.
 """

@@ -24,6 +24,8 @@ from ..errors import ProblemError
 from ..options import RunOptions
 from ..problem import Problem
 from .inputs import ProblemLike, as_conversion
+from .selecting import (DEFAULT, SelectorLike, UserChoice, config_names_backends, open_selector,
+                        select_run)
 from .warm import PlanLike, WarmChoice, given_warm_start
 
 if TYPE_CHECKING:
@@ -102,13 +104,16 @@ class Chosen:
         the default set out; a tiny instance settled first starts none)."""
         ran = {run.backend for run in result.runs.values()}
         return [dict(o) for o in self.outside if o["name"] in ran]
+    registry: Any = field(default=None, repr=False, compare=False)
+    """The registry they were chosen from (a second choice in the same run reuses it)."""
 
 
 def choose(names: Union[str, Sequence[Any], None], time_limit: Optional[float] = None, *,
            warn: Callable[[str], None] = log.warning, deterministic: bool = False,
            config: ConfigPaths = None,
            backend_options: Optional[Mapping[str, Mapping[str, Any]]] = None,
-           assignments: Sequence[str] = (), cold: Optional[Sequence[str]] = None) -> Chosen:
+           assignments: Sequence[str] = (), cold: Optional[Sequence[str]] = None,
+           registry: Any = None) -> Chosen:
     """:func:`choose_backends` and the run's backend options (:mod:`portfolio.configure`): the
     config files' (merged in order; their ``[portfolio] backends`` when ``names`` is None, their
     ``add_to_default`` for the default set), then ``backend_options``, then the command line's
@@ -116,14 +121,15 @@ def choose(names: Union[str, Sequence[Any], None], time_limit: Optional[float] =
     :class:`~portfolio.backend_options.OptionError`), before anything runs; options for a backend
     the run does not use are checked, then named in one ``warn`` line each. ``cold`` (a warm
     start's cold part): each name a known backend, checked as ``--backends`` is (one line); one
-    the run does not use is named in a ``warn`` line."""
+    the run does not use is named in a ``warn`` line. ``registry``: one already loaded (its warnings were told then)."""
     from ..configure import config_from, not_in_run, run_options_given
     from ..registry import PLUGINS_ENV, Registry, RegistryError
 
     settings = config_from(config)
-    registry = Registry()
-    for warning in registry.warnings:
-        warn(warning)
+    if registry is None:
+        registry = Registry()
+        for warning in registry.warnings:
+            warn(warning)
     if names is None and settings is not None and settings.backends is not None:
         names = list(settings.backends)
     added = () if settings is None else settings.add_to_default or ()
@@ -139,7 +145,7 @@ def choose(names: Union[str, Sequence[Any], None], time_limit: Optional[float] =
         warn(f"options for {name} are set, but {name} is not in this run: they have no effect")
     _check_cold(cold, registry, chosen, warn)
     return Chosen(chosen, given, None if settings is None else settings.path,
-                  tuple(registry.outside(chosen)), os.environ.get(PLUGINS_ENV))
+                  tuple(registry.outside(chosen)), os.environ.get(PLUGINS_ENV), registry)
 
 
 def _check_cold(cold: Optional[Sequence[str]], registry: Any, chosen: Sequence[BackendLike],
@@ -303,6 +309,10 @@ class SolveResult:
     """What ``on_improve`` raised (``hook``, ``error``, ``traceback``; the runner's
     ``callback_error``): it ended the run, whose best verified plan is this result's all the
     same. None when it did not raise."""
+    selection: Optional[dict] = field(default=None, repr=False, compare=False)
+    """What a selector chose for this run (docs/selection.md): its file and hash, the schedule,
+    every candidate's predicted score, the features' and the model's seconds, and whether it was
+    ``applied`` (``why`` not); None without a selector."""
     memory: Optional[dict] = field(default=None, repr=False, compare=False)
     """Memory budgets (docs/budgets.md): when no plan fits, why, about one time point (``time``;
     ``bound``: the certified least peak, ``best``: the least-memory plan found, its peak and its top
@@ -319,7 +329,7 @@ class SolveResult:
                 "elapsed": round(self.elapsed, 3), "proof": self.proof, "status": self.status,
                 "interrupted": self.interrupted, "plan_hash": self.plan_hash,
                 "deterministic": self.deterministic, "engines": dict(self.run.engines),
-                "warm_start": self.warm_start, "memory": self.memory,
+                "warm_start": self.warm_start, "selection": self.selection, "memory": self.memory,
                 "outside_backends": [dict(o) for o in self.outside_backends],
                 "plugins_env": self.plugins_env, "run": self.run.to_dict(), "cluster": self.cluster,
                 "callback_error": self.callback_error}
@@ -327,7 +337,7 @@ class SolveResult:
 
 def _summary(result: PortfolioResult, elapsed: float, expand: Callable[[Any], Any],
              cluster: Optional[dict], warm: Optional[WarmChoice] = None,
-             picked: Optional[Chosen] = None) -> SolveResult:
+             picked: Optional[Chosen] = None, selection: Optional[dict] = None) -> SolveResult:
     bound = result.best_bound
     if result.solution is not None:
         status = "optimal" if result.proven_optimal else "feasible"
@@ -343,7 +353,7 @@ def _summary(result: PortfolioResult, elapsed: float, expand: Callable[[Any], An
         warm_start=None if warm is None else warm.describe(result.warm_start), memory=result.memory,
         outside_backends=[] if picked is None else picked.took_part(result),
         plugins_env=None if picked is None else picked.plugins_env,
-        callback_error=result.callback_error)
+        callback_error=result.callback_error, selection=selection)
 
 
 class _Improvements:
@@ -409,7 +419,7 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
           work: Optional[int] = None, objective: str = "cost",
           backend_options: Optional[Mapping[str, Mapping[str, Any]]] = None,
           config: ConfigPaths = None,
-          cold: Optional[Sequence[str]] = None) -> SolveResult:
+          cold: Optional[Sequence[str]] = None, selector: SelectorLike = DEFAULT) -> SolveResult:
     """Find the cheapest feasible plan for ``problem`` within ``time_limit`` seconds of this call
     (loading included; None: 60 s, or 600 s in deterministic mode), as ``portfolio solve`` does,
     and return it verified.
@@ -450,6 +460,11 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
     every option in effect is in ``result.run.options``. ``cold``'s names are checked as
     ``backends``' are. ``result.outside_backends`` names the backends of other distributions that
     took part.
+    ``selector``: a selector file (``portfolio learn``) that chooses the schedule (backends,
+    options, CPU weights) from the problem's cheap features and the budget; ``"default"``, the
+    shipped one when the default uses it; None, none. Backends the caller names win over it;
+    given options lie over its options; ``result.selection`` records its choice either way
+    (docs/selection.md).
     Bad input raises :class:`ProblemError` (also a scheduler that cannot be reached with
     ``dask_unreachable="fail"``: ``ClusterUnavailable``, a subclass; an unknown option or a bad
     value: ``OptionError``, a subclass). Runs in this process serialise.
@@ -471,6 +486,8 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
     picked = choose(backends, time_limit, deterministic=options.deterministic, config=config,
                     backend_options=backend_options, cold=options.cold)
     options = replace(options, backend_options=picked.options, config=picked.config)
+    selector_used = open_selector(selector)
+    selection = None
     with ExitStack() as stack:
         session = None
         chosen = picked.backends
@@ -485,6 +502,12 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
             if session is not None:
                 stack.callback(session.close)
         conversion = as_conversion(problem, float(cost_scale))
+        if selector_used is not None:
+            user = UserChoice(backends is not None or config_names_backends(config), cold is not None)
+            picked, options, selection = select_run(
+                selector_used, conversion.problem, picked, options, user=user, config=config,
+                backend_options=backend_options, warn=log.warning, choose=choose)
+            chosen = picked.backends
         warm = given_warm_start(conversion, warm_start)
         if warm is not None:
             options = replace(options, warm_start=warm.plan)
@@ -499,7 +522,8 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
         told.last(result)
     if result.deterministic is not None and not result.deterministic["complete"]:
         log.warning(f"not the deterministic answer: {result.deterministic['reason']}")
-    return _summary(result, time.monotonic() - start, conversion.expand, summary, warm, picked)
+    return _summary(result, time.monotonic() - start, conversion.expand, summary, warm, picked,
+                    selection)
 
 
 def backends() -> list[dict]:

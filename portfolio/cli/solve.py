@@ -133,7 +133,8 @@ def run_solve(problem_path: str | Path, options: RunOptions, backends: str | Non
               force: bool = False, clock: str = "program", cost_scale: float = 1.0,
               warm_start: str | None = None, previous: str | None = None,
               node_map: str | None = None, debug: bool = False, explain: bool = True,
-              config: Sequence[str] | str | None = None, assignments: Sequence[str] = ()) -> int:
+              config: Sequence[str] | str | None = None, assignments: Sequence[str] = (),
+              selector: str | None = "default") -> int:
     """Run the portfolio on a problem file and report; returns the exit code.
 
     ``options`` says what the run does (its ``start`` is set here, from ``clock``); with
@@ -152,14 +153,16 @@ def run_solve(problem_path: str | Path, options: RunOptions, backends: str | Non
     ``explain``: when no plan fits, say why (the memory paragraph on stderr, ``memory`` in --json;
     docs/budgets.md); ``iopddl`` does not. ``config`` and ``assignments`` (``--config``, one file
     or several merged in order, and ``--option``): the backends' options, checked before anything
-    runs.
+    runs. ``selector`` (``--selector``): a selector file, ``default`` (the shipped one when the
+    default uses it) or ``none`` (docs/selection.md).
     """
     late: list[int] = []
     handlers = _on_signals(_raise_interrupted)
     warm = (warm_start, previous, node_map)
     try:
         return _run_solve(problem_path, options, backends, output, as_json, quiet, force, late,
-                          clock, cost_scale, warm, debug, explain, config, tuple(assignments))
+                          clock, cost_scale, warm, debug, explain, config, tuple(assignments),
+                          selector)
     except _Interrupted as stop:
         _on_signals(lambda signum, frame: None)
         console.print(f"[yellow]interrupted[/] ({stop}) before any plan was found", highlight=False)
@@ -178,8 +181,10 @@ def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | No
                output: str | None, as_json: bool, quiet: bool, force: bool, late: list[int],
                clock: str, cost_scale: float, warm_files: tuple = (None, None, None),
                debug: bool = False, explain: bool = True,
-               config: Sequence[str] | str | None = None, assignments: tuple = ()) -> int:
+               config: Sequence[str] | str | None = None, assignments: tuple = (),
+               selector: str | None = "default") -> int:
     from ..api import run
+    from ..api.selecting import open_selector
     from ..progress import LiveProgress
 
     start, before = command_start(clock)
@@ -195,6 +200,7 @@ def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | No
     picked = _select_backends(backends, time_limit, options.deterministic, config, assignments)
     chosen = picked.backends
     options = replace(options, backend_options=picked.options, config=picked.config)
+    selector_used = open_selector(selector)   # a bad file: one line, exit 2, before loading
     session = None
     if options.cluster is not None:
         from ..distributed.session import open_session
@@ -203,6 +209,11 @@ def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | No
     try:
         conversion, load_s = _load_for_solve(problem_path, cost_scale)
         prob = conversion.problem
+        selection = None
+        if selector_used is not None:
+            picked, options, selection = _selected(selector_used, prob, picked, options,
+                                                   backends, config, assignments)
+            chosen = picked.backends
         warm = _warm_start(conversion, *warm_files, cost_scale, quiet, options.deterministic)
         if warm is not None:
             options = replace(options, warm_start=warm.plan)
@@ -222,10 +233,37 @@ def _run_solve(problem_path: str | Path, options: RunOptions, backends: str | No
                          (result.schedule or {}).get("cores", 1), result.elapsed, load_start,
                          load_average())
         return _report(result, problem_path, time_limit, options.seed, output, as_json, quiet, late,
-                       prob, load_s, conversion, cluster_doc, warm, picked, cpu)
+                       prob, load_s, conversion, cluster_doc, warm, picked, cpu, selection)
     finally:
         if session is not None:  # the answer is out: end the cluster side before the budget's end
             session.close()
+
+
+def _selected(selector: Any, prob: Problem, picked: Any, options: RunOptions,
+              backends: str | None, config: Sequence[str] | str | None,
+              assignments: tuple) -> tuple:
+    """The run's backends and options with the selector applied (docs/selection.md: the user's
+    --backends win, their options lie over the schedule's), and the selection's record."""
+    from ..api.selecting import UserChoice, config_names_backends, select_run
+    from ..api.solving import choose
+    from .backends import _warn
+
+    user = UserChoice(backends=backends is not None or config_names_backends(config))
+    picked, options, record = select_run(selector, prob, picked, options, user=user,
+                                         config=config, assignments=assignments, warn=_warn,
+                                         choose=choose)
+    return picked, options, record
+
+
+def _selection_line(record: dict) -> str:
+    """One line on what the selector chose, for stderr."""
+    schedule = record.get("schedule")
+    if schedule is None:
+        return f"selector: not used ({record.get('why')})"
+    predicted = record.get("predicted", {}).get(schedule["name"])
+    said = (f"selector: {schedule['spec']}, predicted score "
+            f"{predicted:.4f}, features {1000 * record['features_seconds']:.0f} ms")
+    return said if record.get("applied") else f"{said}; not applied: {record.get('why')}"
 
 
 def _print_tracebacks(result: Any) -> None:
@@ -247,7 +285,8 @@ def _print_tracebacks(result: Any) -> None:
 def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
             output: str | None, as_json: bool, quiet: bool, late: list[int], prob: Problem,
             load_s: float, conversion: Any, cluster_doc: dict | None, warm: Any = None,
-            picked: Any = None, cpu: dict | None = None) -> int:
+            picked: Any = None, cpu: dict | None = None,
+            selection: dict | None = None) -> int:
     """The table on stderr, the answer line (or --json) on stdout, --output; the exit code.
     ``picked`` (:class:`portfolio.api.solving.Chosen`): the outside backends that took part and
     ``PORTFOLIO_PLUGINS``, named in the output and recorded. ``cpu``: what the backends got
@@ -261,6 +300,8 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
     if cluster_doc is not None:
         doc["cluster"] = cluster_doc
     outside = [] if picked is None else picked.took_part(result)
+    if selection is not None:
+        doc["selection"] = selection
     doc.update(problem_path=str(problem_path), load_seconds=round(load_s, 3), seed=seed,
                presolve=result.presolve, outside_backends=outside,
                plugins_env=None if picked is None else picked.plugins_env, cpu=cpu)
@@ -281,6 +322,8 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
             write_error = f"{output}: could not write the result: {exc.strerror or exc}"
     det = result.deterministic
     if not quiet:
+        if selection is not None:
+            console.print(_selection_line(selection), highlight=False, soft_wrap=True)
         console.print(final_table(result))
         if result.solution is not None:
             console.print(f"best: [bold]{result.cost:,}[/] by {result.winner} "
@@ -383,6 +426,11 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
               show_default=True, help="cost: the cheapest plan under the memory limit. peak: the "
               "plan with the least peak memory (ties broken by cost), whatever the limit, with its "
               "certified lower bound (docs/budgets.md).")
+@click.option("--selector", metavar="FILE", default="default", show_default=True,
+              help="A selector file (`portfolio learn`): the backends, options and CPU weights "
+              "chosen from the problem's cheap features and the time limit; 'none' for no "
+              "selector; 'default', the shipped one when the default uses it. --backends wins "
+              "over it, --option and --config lie over its options (docs/selection.md).")
 @option_flags
 @deterministic_options
 @cluster_options
@@ -395,7 +443,7 @@ def solve(problem: str | None, time_limit: float | None, backends: str | None,
           objective: str, deterministic: bool, work: int | None, debug: bool,
           dask_scheduler: str | None,
           dask_workers: int | None, dask_problem: str, dask_unreachable: str,
-          assignments: tuple[str, ...], config: tuple[str, ...]) -> None:
+          assignments: tuple[str, ...], config: tuple[str, ...], selector: str) -> None:
     """Find the cheapest feasible plan for PROBLEM (default: the bundled example).
 
     PROBLEM is contest or extended JSON, or an XLA AutoShardingSolverRequest (.pb, .binpb,
@@ -444,7 +492,7 @@ def solve(problem: str | None, time_limit: float | None, backends: str | None,
     sys.exit(run_solve(problem or bundled_example(), options, backends, output, as_json, quiet,
                        force, clock=clock, cost_scale=cost_scale, warm_start=warm_start,
                        previous=previous, node_map=node_map, debug=debug, config=config,
-                       assignments=assignments))
+                       assignments=assignments, selector=selector))
 
 
 @click.command(cls=_Command, context_settings={"help_option_names": ["-h", "--help"]})
