@@ -67,6 +67,22 @@ class Built:
     redistributions: Redistributions
     seconds: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    budget: Optional[int] = None
+    """Bytes per rank the problem's limit says (None: no limit)."""
+
+    def with_budget(self, budget: Optional[int]) -> "Built":
+        """The same build with ``budget`` as the problem's memory limit."""
+        from dataclasses import replace
+
+        return replace(self, problem=self.problem.with_limit(budget), budget=budget)
+
+    def conversion(self) -> Any:
+        """The problem as :func:`portfolio.solve` takes it with its node names, so that every
+        message (the memory explanation among them) names nodes by module path."""
+        from ...adapters.conversion import Conversion
+
+        return Conversion(self.problem, np.arange(self.problem.num_nodes, dtype=np.int64),
+                          names=tuple(self.names))
 
     def index(self, node_name: str) -> int:
         return self._index[node_name]

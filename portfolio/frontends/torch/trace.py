@@ -56,6 +56,11 @@ class Traced:
     grad_of: dict[str, str]
     module_of: dict[str, str] = field(default_factory=dict)
     backward: set[str] = field(default_factory=set)
+    module_types: dict[str, str] = field(default_factory=dict)
+    """Module path -> its class's name (``Linear``), for every module a node came from."""
+    values: dict[str, Any] = field(default_factory=dict, repr=False)
+    """Placeholder name -> the real tensor it stands for (parameters, buffers, inputs), for
+    verification."""
 
     @property
     def nodes(self) -> list[torch.fx.Node]:
@@ -168,7 +173,10 @@ def trace(module: torch.nn.Module, example_inputs: Sequence[Any], training: bool
     except Exception as exc:
         raise TraceError(f"torch cannot trace {type(module).__name__} to aten ops: "
                          f"{type(exc).__name__}: {_one_line(exc)}") from None
-    return _describe(graph, training, optimizer, param_names, buffer_names, len(flat_inputs))
+    traced = _describe(graph, training, optimizer, param_names, buffer_names, len(flat_inputs))
+    holders = [n.name for n in traced.nodes if n.op == "placeholder"]
+    traced.values = {name: t.detach() for name, t in zip(holders, params + buffers + list(flat_inputs))}
+    return traced
 
 
 def _path(meta: dict) -> str | None:
@@ -203,6 +211,9 @@ def _describe(graph: torch.fx.GraphModule, training: bool, optimizer: str, param
                              if isinstance(g, torch.fx.Node)})
     forward_path: dict[int, str] = {}
     for n in nodes:
+        for path, kind in (n.meta.get("nn_module_stack") or {}).values():
+            kind_name = getattr(kind, "__name__", None) or str(kind).rsplit(".", 1)[-1]
+            traced.module_types.setdefault(str(path), kind_name)
         path = _path(n.meta)
         seq = n.meta.get("seq_nr")
         if path is not None and seq is not None:
