@@ -19,6 +19,7 @@ import numpy as np
 from torch.distributed.tensor.placement_types import Partial, Shard
 
 from .build import Built
+from .collectives import edge_steps
 
 
 def _weight_words(kind: str, dim: int, ndim: int) -> str:
@@ -33,8 +34,6 @@ def _weight_words(kind: str, dim: int, ndim: int) -> str:
 
 def _gathered_axes(built: Built, plan: np.ndarray, node: int) -> set[int]:
     """Axes on which the parameter is all-gathered on its way to an op that uses it."""
-    from .plan import edge_steps
-
     axes: set[int] = set()
     for e, (u, v, args) in enumerate(built.edges):
         if u != node or all(a == -1 for a, _ in args):

@@ -6,15 +6,13 @@ How to read them is docs/frontends.md, "Reading the table".
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.markup import escape
 from rich.table import Table
 
 from .memory import bytes_text
-
-if TYPE_CHECKING:
-    from .plan import ShardPlan
+from .strategies import placements_text
 
 COLLECTIVE_ROWS = 20
 """Collective groups shown (the largest by time); ``--json`` has every collective."""
@@ -28,7 +26,7 @@ def _ns(ns: int) -> str:
     return f"{ns} ns"
 
 
-def render_plan(plan: "ShardPlan", console: Any) -> None:
+def render_plan(plan: Any, console: Any) -> None:
     """Prints the plan on ``console``."""
     b = plan.built
     t = b.traced
@@ -55,9 +53,7 @@ def render_plan(plan: "ShardPlan", console: Any) -> None:
         console.print(plan.check.text(), highlight=False, soft_wrap=True)
 
 
-def _parameters(plan: "ShardPlan", console: Any) -> None:
-    from .plan import placements_text
-
+def _parameters(plan: Any, console: Any) -> None:
     axes = len(plan.built.mesh_shape)
     table = Table(title="parameters", title_justify="left")
     table.add_column("parameter")
@@ -72,7 +68,7 @@ def _parameters(plan: "ShardPlan", console: Any) -> None:
     console.print(table)
 
 
-def _modules(plan: "ShardPlan", console: Any) -> None:
+def _modules(plan: Any, console: Any) -> None:
     table = Table(title="modules", title_justify="left")
     table.add_column("module")
     table.add_column("plan")
@@ -81,7 +77,7 @@ def _modules(plan: "ShardPlan", console: Any) -> None:
     console.print(table)
 
 
-def _collectives(plan: "ShardPlan", console: Any) -> None:
+def _collectives(plan: Any, console: Any) -> None:
     b = plan.built
     groups: dict[tuple, list] = defaultdict(lambda: [0, 0, 0])
     for c in plan.collectives:

@@ -17,6 +17,7 @@ from typing import Any, Optional
 
 from ...errors import ProblemError
 from .build import Built
+from .strategies import placements_text
 
 
 def _doc_of(earlier: Any) -> Optional[dict]:
@@ -42,8 +43,6 @@ def map_warm_start(built: Built, earlier: Any) -> tuple[Any, Optional[dict]]:
     the option with the same placements (its output and inputs as text); any other node starts
     replicated and is left to the runner's repair. Returns (the plan or the argument unchanged when
     it is a plain plan, what the mapping did)."""
-    from .plan import placements_text
-
     doc = _doc_of(earlier)
     if doc is None:
         return earlier, None

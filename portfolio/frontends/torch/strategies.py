@@ -353,6 +353,26 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0][:120]}" if text else type(exc).__name__
 
 
+def placement_text(p: Any) -> str:
+    """``Shard(0)``, ``Replicate()``, ``Partial(sum)``."""
+    if isinstance(p, Shard):
+        return f"Shard({p.dim})"
+    if isinstance(p, Replicate):
+        return "Replicate()"
+    if isinstance(p, Partial):
+        return f"Partial({p.reduce_op})"
+    return str(p)
+
+
+def placements_text(ps: Any) -> list:
+    """One text per axis; for an op with several outputs, one list per output."""
+    if ps is None:
+        return []
+    if ps and isinstance(ps[0], tuple) or (ps and ps[0] is None):
+        return [placements_text(p) for p in ps]
+    return [placement_text(p) for p in ps]
+
+
 def local_shape(shape: Sequence[int], placements: Placements, mesh_shape: Sequence[int]) -> tuple:
     """A tensor's shape on one rank (even sharding: every rank's is the same)."""
     out = list(shape)
