@@ -22,7 +22,7 @@ FLOORS = {
     "kernels": 4, "runner": 4,
     "exact": 5, "bench": 5, "progress": 5, "adapters": 5,
     "distributed": 6, "toulbar2": 6, "cpsat": 6, "maxsat": 6, "memory": 6, "tuning": 6,
-    "api": 7, "plugins": 7, "plugincheck": 7,
+    "api": 7, "plugins": 7, "plugincheck": 7, "frontends": 7,
     "cli": 8, "testing": 8,
     "__main__": 9,
 }
