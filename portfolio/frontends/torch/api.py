@@ -3,6 +3,7 @@ optionally verified plan out (docs/frontends.md)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any, Optional, Sequence
 
 from .build import Built, Progress, build_problem
@@ -26,9 +27,12 @@ def build(module: Any, example_inputs: Sequence[Any], mesh: MeshLike = (2, 4), *
     profile = device_profile(device)
     if progress is not None:
         progress("tracing", 0, 1)
+    started = time.perf_counter()
     traced = trace(module, example_inputs, training=training, optimizer=optimizer)
+    traced_in = time.perf_counter() - started
     built = build_problem(traced, device_mesh(shape), profile, progress=progress,
                           name=name or type(module).__name__)
+    built.seconds = {"trace": traced_in, **built.seconds}
     return built.with_budget(budget_bytes(memory, built.unsharded_peak))
 
 

@@ -34,9 +34,13 @@ def version_tuple(text: str) -> tuple[int, int]:
 def require_torch() -> str:
     """The installed torch's version, after checking it is supported; :class:`TorchUnavailable`
     otherwise."""
-    if importlib.util.find_spec("torch") is None:
+    try:
+        found = importlib.util.find_spec("torch") is not None
+        torch = importlib.import_module("torch") if found else None
+    except (ImportError, ValueError):  # a broken install, or imports of torch blocked
+        torch = None
+    if torch is None:
         raise TorchUnavailable(f"the PyTorch front end needs torch, which is not installed: {INSTALL}")
-    torch = importlib.import_module("torch")
     version = str(getattr(torch, "__version__", "0"))
     if version_tuple(version) < MINIMUM:
         raise TorchUnavailable(f"torch {version} is not supported: the PyTorch front end needs "

@@ -4,7 +4,9 @@ Every option of ``portfolio.solve`` applies (backends, backend options, a config
 deterministic mode, a Dask cluster). Two are the front end's own: a warm start may be an earlier
 plan of the same model (a :class:`~.plan.ShardPlan`, its ``--json`` document or that document's
 file), mapped by node name and placements onto this build; and a cluster solve, which needs a
-file, gets the problem written to a temporary contest file with its node names.
+file, gets the problem written to a temporary contest file with its node names. Without a warm
+start the solve starts from the plan that replicates everything, so its answer is never worse
+than that baseline (repaired first when it does not fit the budget).
 """
 
 from __future__ import annotations
@@ -65,15 +67,18 @@ def map_warm_start(built: Built, earlier: Any) -> tuple[Any, Optional[dict]]:
 def solve_built(built: Built, time_limit: float, warm_start: Any = None, **options: Any) -> Any:
     """:func:`portfolio.solve` on the build (see the module docstring); the
     :class:`~portfolio.api.solving.SolveResult` and the warm start's mapping."""
-    import portfolio
+    from ...api import solve
 
-    plan, mapping = map_warm_start(built, warm_start) if warm_start is not None else (None, None)
+    if warm_start is None:  # never worse than replicating everything (repaired when it does not fit)
+        plan, mapping = [int(s) for s in built.replicated], None
+    else:
+        plan, mapping = map_warm_start(built, warm_start)
     if options.get("dask_scheduler") is not None or options.get("dask_workers") is not None:
         with tempfile.TemporaryDirectory(prefix="portfolio-shard-") as folder:
             path = Path(folder) / "model.json.gz"
             export_problem(built, path)
-            return portfolio.solve(str(path), time_limit=time_limit, warm_start=plan, **options), mapping
-    return portfolio.solve(built.conversion(), time_limit=time_limit, warm_start=plan, **options), mapping
+            return solve(str(path), time_limit=time_limit, warm_start=plan, **options), mapping
+    return solve(built.conversion(), time_limit=time_limit, warm_start=plan, **options), mapping
 
 
 def export_problem(built: Built, path: Any) -> None:

@@ -104,6 +104,19 @@ def _mark_backward(loss: torch.Tensor) -> None:
         stack.extend(next_fn for next_fn, _ in fn.next_functions)
 
 
+KEPT_WHOLE = ("embedding_dense_backward",)
+"""Ops kept out of the core decompositions: they have a sharding rule, their decomposition does not
+(``embedding_dense_backward`` becomes ``full``, ``index_put``, ``where`` and ``scalar_tensor``)."""
+
+
+def _decompositions() -> dict:
+    table = dict(core_aten_decompositions())
+    for op in list(table):
+        if getattr(getattr(op, "overloadpacket", None), "__name__", "") in KEPT_WHOLE:
+            del table[op]
+    return table
+
+
 def _unique(named: Any) -> tuple[list[str], dict[str, int]]:
     """Tied tensors (a head sharing the embedding's weight) once: the first name of each tensor,
     and every name's index among them."""
@@ -168,8 +181,7 @@ def trace(module: torch.nn.Module, example_inputs: Sequence[Any], training: bool
         # sharding rule
         with fx_traceback.preserve_node_meta(), sdpa_kernel(SDPBackend.MATH):
             graph = make_fx(step, tracing_mode="fake",
-                            decomposition_table=core_aten_decompositions())(params, buffers,
-                                                                            list(flat_inputs))
+                            decomposition_table=_decompositions())(params, buffers, list(flat_inputs))
     except Exception as exc:
         raise TraceError(f"torch cannot trace {type(module).__name__} to aten ops: "
                          f"{type(exc).__name__}: {_one_line(exc)}") from None
