@@ -1,6 +1,9 @@
 """The problem: one node per tensor-making graph node, one strategy per option, one edge per
 producer-consumer pair, each node named by its module path.
 
+A user output is handed back with its partial sums reduced (:func:`handed_back`); that reduction
+is part of its node's cost (and of the collectives the plan implies).
+
 Node ``i`` is the i-th graph node that makes a tensor (placeholders, ops, getitems), its step
 ``i``; its strategies are its options (:mod:`.strategies`), each costing the op's compute
 (:mod:`.costs`) and using its per-rank bytes (:mod:`.memory`) over ``[i, last use + 1)``. The
@@ -115,22 +118,13 @@ def _options(traced: Traced, builder: OptionBuilder, progress: Optional[Progress
             kept.append(node)
         if progress is not None and done % 25 == 0:
             progress("sharding rules", done, len(nodes))
-    _outputs_not_partial(traced, builder)
     return kept
 
 
-def _outputs_not_partial(traced: Traced, builder: OptionBuilder) -> None:
-    """A user output is handed back whole or sharded, never as unreduced partial sums (when the op
-    has another option)."""
-    for name in traced.outputs:
-        opts = builder.options.get(name)
-        if opts is None:
-            continue
-        keep = [k for k, o in enumerate(opts.outputs)
-                if not any(isinstance(p, Partial) for p in (o if _single(o) else ()))]
-        if keep and len(keep) < len(opts.outputs):
-            opts.outputs = [opts.outputs[k] for k in keep]
-            opts.inputs = [opts.inputs[k] for k in keep]
+def handed_back(placements: Any) -> Any:
+    """The placement a user output is handed back in: its partial sums reduced (Partial ->
+    Replicate), every shard kept."""
+    return tuple(Replicate() if isinstance(p, Partial) else p for p in placements)
 
 
 def _single(outputs: Any) -> bool:
@@ -210,6 +204,7 @@ def build_problem(traced: Traced, mesh: Any, device: Device, *, name: str = "mod
     clock = time.perf_counter()
 
     costs = CostModel(device, mesh_shape)
+    redistributions = Redistributions(mesh)
     states = OPTIMIZER_STATES[traced.optimizer]
     factor = state_factor(traced.training, states)
     step = {n.name: i for i, n in enumerate(kept)}
@@ -228,6 +223,10 @@ def build_problem(traced: Traced, mesh: Any, device: Device, *, name: str = "mod
                     else [(opts.metas, o)] for o in opts.outputs]
             cost = [costs.node_ns(node, list(zip(metas, ins)), out)
                     for ins, out in zip(opts.inputs, outs)]
+        if node.name in traced.outputs and isinstance(opts.metas, TensorMeta):
+            # a user output is handed back whole or sharded: partial sums are reduced first
+            reduce = [redistributions.steps(o, handed_back(o), opts.metas) or () for o in opts.outputs]
+            cost = [c + costs.steps_ns(r) for c, r in zip(cost, reduce)]
         node_costs.append(np.asarray(cost, dtype=np.int64))
         usages.append(np.asarray(usage, dtype=np.int64))
         if progress is not None and i % 50 == 0:
@@ -235,7 +234,6 @@ def build_problem(traced: Traced, mesh: Any, device: Device, *, name: str = "mod
     seconds["node costs"] = time.perf_counter() - clock
     clock = time.perf_counter()
 
-    redistributions = Redistributions(mesh)
     tables = _EdgeTables(redistributions, costs)
     pair_tables: dict[tuple[int, int], np.ndarray] = {}
     pair_args: dict[tuple[int, int], list] = {}

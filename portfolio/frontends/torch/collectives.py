@@ -52,8 +52,27 @@ def edge_steps(built: Built, plan: np.ndarray, e: int) -> list[tuple[str, str, t
     return out
 
 
+def output_steps(built: Built, plan: np.ndarray) -> list[tuple[str, tuple[Step, ...]]]:
+    """Per user output, the steps that hand it back (its partial sums reduced)."""
+    from .build import handed_back
+
+    out = []
+    for name in built.traced.outputs:
+        i = built.index(name)
+        have = built.options[i].outputs[plan[i]]
+        if _single(have):
+            out.append((name, built.redistributions.steps(have, handed_back(have),
+                                                          built.options[i].metas) or ()))
+    return out
+
+
+def _single(outputs: object) -> bool:
+    return isinstance(outputs, tuple) and bool(outputs) and not isinstance(outputs[0], tuple) \
+        and outputs[0] is not None
+
+
 def collectives_of(built: Built, plan: np.ndarray) -> list[Collective]:
-    """Every collective the plan implies, in edge order."""
+    """Every collective the plan implies, in edge order, then those handing the outputs back."""
     found = []
     for e in range(len(built.edges)):
         for src, dst, steps in edge_steps(built, plan, e):
@@ -61,4 +80,7 @@ def collectives_of(built: Built, plan: np.ndarray) -> list[Collective]:
                 if s.is_collective:
                     found.append(Collective(s.kind, s.axis, s.bytes_in, src, dst,
                                             built.costs.steps_ns((s,))))
+    for name, steps in output_steps(built, plan):
+        found.extend(Collective(s.kind, s.axis, s.bytes_in, name, name, built.costs.steps_ns((s,)))
+                     for s in steps if s.is_collective)
     return found

@@ -4,9 +4,9 @@ The steps are DTensor's redistribution plan (``_gen_transform_infos``: one step 
 whose placement changes, in the order DTensor's ``redistribute`` runs them), so the collectives a
 plan implies are the ones verification sees executed. Each step is named by its collective
 (``all_gather``, ``all_reduce``, ``reduce_scatter``, ``all_to_all``; ``local`` for a
-Replicate -> Shard chunk) with the bytes one rank holds before and after it. A Partial is never
-made (Replicate or Shard -> Partial, one kind of Partial -> another): such a move is unreachable
-(None), and its edge entry forbidden.
+Replicate -> Shard chunk, or a replicated tensor split into a Partial's shares) with the bytes one
+rank holds before and after it. A Partial is never made from a shard or another kind of Partial:
+such a move is unreachable (None), and its edge entry forbidden.
 
 Plans are cached by (from, to, global shape, dtype): a model repeats its layers, and torch's
 planner was 97 % of a build before the cache (techniques.md, section 11).

@@ -342,9 +342,12 @@ class OptionBuilder:
 
 
 def reachable(have: Placements, want: Placements) -> bool:
-    """Whether DTensor's redistribute goes from ``have`` to ``want``: a Partial is only ever kept,
-    never made (Replicate or Shard -> Partial is refused, one Partial kind -> another too)."""
-    return all(h == w for h, w in zip(have, want) if isinstance(w, Partial))
+    """Whether DTensor's redistribution goes from ``have`` to ``want``: a Partial is kept, or a
+    sum's shares made from a replicated tensor (a bias added to a row-parallel product: no
+    communication); never made from a shard, nor from another kind of Partial (a max's or a
+    min's shares of a replicated tensor would be legal, and of no use)."""
+    return all(h == w or (isinstance(h, Replicate) and w.reduce_op == "sum")
+               for h, w in zip(have, want) if isinstance(w, Partial))
 
 
 def _reason(exc: BaseException) -> str:

@@ -113,6 +113,22 @@ def _local_bytes(value: Any, ranks: int) -> list[int]:
     return []
 
 
+def move(value: DTensor, placements: Any) -> DTensor:
+    """``value`` redistributed to ``placements`` by DTensor's own redistribution (the one its ops
+    use: it also splits a replicated tensor into a Partial's shares, which the public
+    ``redistribute`` refuses)."""
+    from torch.distributed.tensor._dtensor_spec import DTensorSpec
+    from torch.distributed.tensor._redistribute import redistribute_local_tensor
+
+    placements = tuple(placements)
+    if tuple(value.placements) == placements:
+        return value
+    target = DTensorSpec(value.device_mesh, placements, tensor_meta=value._spec.tensor_meta)
+    local = redistribute_local_tensor(value._local_tensor, value._spec, target)
+    return DTensor.from_local(local, value.device_mesh, placements, run_check=False,
+                              shape=value.shape, stride=value.stride())
+
+
 def _full(value: DTensor) -> torch.Tensor:
     full = value.full_tensor()
     return full.reconcile() if hasattr(full, "reconcile") else full
@@ -168,6 +184,15 @@ class _Runner:
             if users_left.get(node.name) == 0 and self.frees(node.name):
                 self.env.pop(node.name, None)
 
+    def hand_back(self) -> None:
+        """The user outputs with their partial sums reduced, as the plan hands them back."""
+        from .build import handed_back
+
+        for name in self.traced.outputs:
+            value = self.env.get(name)
+            if isinstance(value, DTensor):
+                self.env[name] = move(value, handed_back(value.placements))
+
     def frees(self, name: str) -> bool:
         """Whether a tensor is freed after its last user (parameters, buffers and outputs stay)."""
         t = self.traced
@@ -184,7 +209,7 @@ class _Runner:
         """A gradient, moved to its parameter's placement, into the parameter's gradient slot."""
         param = next(n for n, p in self.traced.param_of.items() if p == self.traced.grad_of[node.name])
         grad = self.env[node.name]
-        self.slots[param][0] = grad.redistribute(self.mesh, list(self.placed(param)))
+        self.slots[param][0] = move(grad, self.placed(param))
         self.env.pop(node.name, None)
 
     def call(self, node: torch.fx.Node) -> Any:
@@ -197,13 +222,13 @@ class _Runner:
         k = int(self.plan.plan[i])
         if opts.kind == "getitem":
             item = self.env[opts.sources[0]][opts.source_items[0]]
-            return item.redistribute(self.mesh, list(opts.inputs[k][0]))
+            return move(item, opts.inputs[k][0])
         wanted = iter(opts.inputs[k])
 
         def moved(n: torch.fx.Node) -> Any:
             value = self.env[n.name]
             if isinstance(n.meta.get("val"), torch.Tensor):
-                return value.redistribute(self.mesh, list(next(wanted)))
+                return move(value, next(wanted))
             return value
         args, kwargs = pytree.tree_map_only(torch.fx.Node, moved, (node.args, node.kwargs))
         if opts.kind in ("fallback", "factory"):
@@ -252,6 +277,7 @@ def verify_plan(plan: ShardPlan, module: torch.nn.Module, example_inputs: Sequen
             placed = runner.place()
             with CommDebugMode() as comms:
                 runner.run(placed)
+                runner.hand_back()
             outs = {name: _full(runner.env[name]) for name in traced.outputs if name in runner.env}
             grads = {traced.param_of[p]: _full(slot[0]) for p, slot in runner.slots.items()}
     finally:
