@@ -94,12 +94,18 @@ def module_lines(built: Built, plan: np.ndarray) -> dict[str, str]:
 
 
 def _join(words: list[str]) -> str:
-    """``column-parallel on axis 1, data-parallel on axis 0``: sharded axes first, equal words
-    joined (``replicated on axes 0 and 1``)."""
+    """``column-parallel on axis 1, data-parallel on axis 0``: what the weight does first, then
+    what the activations do, then replicated axes; equal words joined (``replicated on axes 0
+    and 1``)."""
     order: dict[str, list[int]] = {}
     for axis, word in enumerate(words):
         order.setdefault(word, []).append(axis)
-    parts = sorted(order.items(), key=lambda kv: (kv[0] == "replicated", -max(kv[1])))
+
+    def rank(word: str) -> int:
+        if word == "replicated":
+            return 2
+        return 1 if word == "data-parallel" or word.startswith(("activations", "output")) else 0
+    parts = sorted(order.items(), key=lambda kv: (rank(kv[0]), kv[1]))
     out = []
     for word, axes in parts:
         where = f"axis {axes[0]}" if len(axes) == 1 else \
