@@ -13,9 +13,12 @@ autograd's sequence number, set on each backward node while it is traced).
 
 from __future__ import annotations
 
+import io
+import logging
 import operator
+from contextlib import contextmanager, redirect_stderr
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import torch
 import torch.fx.traceback as fx_traceback
@@ -78,10 +81,28 @@ def _one_line(exc: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
+@contextmanager
+def quiet_torch_logs() -> Iterator[None]:
+    """torch's own warnings and prints off while it traces (for a module it cannot trace, export
+    prints the partial graph, a screen of it, twice; what failed is said in one line instead)."""
+    loggers = [logging.getLogger(name) for name in list(logging.Logger.manager.loggerDict)
+               if name == "torch" or name.startswith("torch.")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.ERROR)
+    try:
+        with redirect_stderr(io.StringIO()):
+            yield
+    finally:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
+
+
 def _export(module: torch.nn.Module, inputs: tuple) -> torch.fx.GraphModule:
     """``torch.export`` of the module, as a graph module with parameters as attributes."""
     try:
-        program = torch.export.export(module, inputs, strict=False)
+        with quiet_torch_logs():
+            program = torch.export.export(module, inputs, strict=False)
     except Exception as exc:  # torch raises many types here; all mean "cannot trace"
         raise TraceError(f"torch cannot trace {type(module).__name__}: {type(exc).__name__}: "
                          f"{_one_line(exc)}") from None
@@ -179,7 +200,7 @@ def trace(module: torch.nn.Module, example_inputs: Sequence[Any], training: bool
     try:
         # attention as matmuls and a softmax, forward and backward: the fused CPU kernels have no
         # sharding rule
-        with fx_traceback.preserve_node_meta(), sdpa_kernel(SDPBackend.MATH):
+        with fx_traceback.preserve_node_meta(), sdpa_kernel(SDPBackend.MATH), quiet_torch_logs():
             graph = make_fx(step, tracing_mode="fake",
                             decomposition_table=_decompositions())(params, buffers, list(flat_inputs))
     except Exception as exc:
