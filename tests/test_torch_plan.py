@@ -110,6 +110,23 @@ def test_a_wrong_peak_fails_verification(gpt2_training):
     assert any("peak of rank 0" in d and "predicted" in d for d in report.differences)
 
 
+def test_a_plan_that_cannot_run_is_a_difference_not_a_traceback(gpt2_training):
+    p, (module, inputs) = gpt2_training
+    node = next(n for n in p.built.traced.nodes if n.name.startswith("addmm"))
+    real = node.target
+
+    def refuses(*args, **kwargs):
+        raise RuntimeError("view size is not compatible with input tensor's size and stride")
+    node.target = refuses
+    try:
+        report = verify_plan(p, module, inputs)
+    finally:
+        node.target = real
+    assert not report.ok and len(report.differences) == 1
+    assert "could not run (RuntimeError: view size" in report.differences[0]
+    assert p.built.names[p.built.index(node.name)] in report.differences[0]
+
+
 def test_a_warm_start_from_an_earlier_plan_maps_every_node(gpt2_training):
     p, (module, inputs) = gpt2_training
     again = plan(module, inputs, mesh=(2, 4), memory="50%", training=True,

@@ -54,6 +54,10 @@ COMM_KINDS = {"all_reduce": "all_reduce", "all_gather_into_tensor": "all_gather"
               "shard_dim_alltoall": "all_to_all"}
 """``c10d_functional`` collectives as the plan names them."""
 
+VIEWS = (torch.ops.aten.view.default, torch.ops.aten._unsafe_view.default)
+"""Ops that need their input's memory in order: a redistributed shard is made contiguous first (a
+copy, as ``reshape`` makes, not counted: what a redistribution makes on its way never is)."""
+
 
 @dataclass
 class CheckReport:
@@ -175,14 +179,22 @@ class _Runner:
                     self.slots[node.name] = [torch.zeros_like(value) for _ in range(1 + states)]
         return placed
 
-    def run(self, placed: dict[str, Any]) -> None:
+    def run(self, placed: dict[str, Any]) -> bool:
+        """Runs the graph; False when a node could not run (the report says which and why)."""
         traced = self.traced
         users_left = {n.name: len([u for u in n.users if u.op != "output"]) for n in traced.nodes}
         for node in traced.nodes:
             if node.op == "placeholder":
                 self.env[node.name] = placed[node.name]
             elif node.op == "call_function":
-                self.env[node.name] = self.call(node)
+                try:
+                    self.env[node.name] = self.call(node)
+                except Exception as exc:  # the plan cannot run: a difference, never a traceback
+                    name = self.built.names[self.built.index(node.name)] \
+                        if node.name in self.built._index else node.name
+                    line = (str(exc).strip().splitlines() or [""])[0][:200]
+                    self.report.differences.append(f"{name}: could not run ({type(exc).__name__}: {line})")
+                    return False
             else:
                 continue
             self.measure()
@@ -194,6 +206,7 @@ class _Runner:
                     self.env.pop(src, None)
             if users_left.get(node.name) == 0 and self.frees(node.name):
                 self.env.pop(node.name, None)
+        return True
 
     def hand_back(self) -> None:
         """The user outputs with their partial sums reduced, as the plan hands them back."""
@@ -248,6 +261,8 @@ class _Runner:
         args, kwargs = pytree.tree_map_only(torch.fx.Node, moved, (node.args, node.kwargs))
         if opts.kind in ("fallback", "factory"):
             return self.replicated(node, args, kwargs)
+        if node.target in VIEWS:  # a shard moved by a collective may be laid out otherwise: a
+            args = pytree.tree_map_only(DTensor, lambda d: d.contiguous(), args)  # copy, as reshape
         out = node.target(*args, **kwargs)
         self.check_placement(node, out, opts.outputs[k])
         return out
@@ -291,13 +306,18 @@ def verify_plan(plan: ShardPlan, module: torch.nn.Module, example_inputs: Sequen
         with LocalTensorMode(math.prod(plan.built.mesh_shape)):
             placed = runner.place()
             with CommDebugMode() as comms:
-                runner.run(placed)
-                runner.hand_back()
-            outs = {name: _full(runner.env[name]) for name in traced.outputs if name in runner.env}
-            grads = {traced.param_of[p]: _full(slot[0]) for p, slot in runner.slots.items()}
+                ran = runner.run(placed)
+                if ran:
+                    runner.hand_back()
+            outs = {name: _full(runner.env[name]) for name in traced.outputs if name in runner.env} \
+                if ran else {}
+            grads = {traced.param_of[p]: _full(slot[0]) for p, slot in runner.slots.items()} if ran else {}
     finally:
         quiet.setLevel(level)
     report.measured_peaks = runner.peaks
+    if not ran:
+        report.seconds = time.perf_counter() - started
+        return report
     report.planned = dict(Counter(c.kind for c in plan.collectives))
     report.executed = dict(Counter(COMM_KINDS.get(op.__name__, op.__name__)
                                    for op, n in comms.get_comm_counts().items() for _ in range(n)))
