@@ -127,6 +127,30 @@ def test_a_plan_that_cannot_run_is_a_difference_not_a_traceback(gpt2_training):
     assert p.built.names[p.built.index(node.name)] in report.differences[0]
 
 
+def test_a_vocabulary_parallel_embedding_verifies():
+    """The embedding's table split by vocabulary: its indices masked per rank (DTensor's
+    ``_MaskPartial``, made by DTensor's own dispatch), its output partial sums reduced where used."""
+    from portfolio.evaluate import evaluate
+    from portfolio.frontends.torch import build
+
+    module, inputs = zoo.gpt2(layers=1)
+    b = build(module, inputs, mesh=8)
+    chosen = b.replicated.copy()
+    weight, lookup = b.names.index("tok.weight"), b.names.index("tok:embedding")
+    chosen[weight] = b.options[weight].outputs.index((Shard(0),))
+    chosen[lookup] = next(k for k, (out, ins) in enumerate(zip(b.options[lookup].outputs,
+                                                              b.options[lookup].inputs))
+                          if type(out[0]).__name__ == "_MaskPartial" and ins[0] == (Shard(0),))
+    cost = evaluate(b.problem, chosen)
+    assert not cost.has_forbidden
+    result = type("Result", (), {"cost": int(cost.cost)})()
+    report = verify_plan(ShardPlan(b, chosen, result, None), module, inputs)
+    assert report.ok, report.text()
+    # the lookup's partial sums reduced once, the tied head's table gathered once
+    assert report.planned == report.executed == {"all_reduce": 1, "all_gather": 1}
+    assert "vocabulary-parallel on axis 0" == ShardPlan(b, chosen, result, None).modules["tok"]
+
+
 def test_a_warm_start_from_an_earlier_plan_maps_every_node(gpt2_training):
     p, (module, inputs) = gpt2_training
     again = plan(module, inputs, mesh=(2, 4), memory="50%", training=True,
