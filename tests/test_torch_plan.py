@@ -148,7 +148,6 @@ def test_a_vocabulary_parallel_embedding_verifies():
     assert report.ok, report.text()
     # the lookup's partial sums reduced once, the tied head's table gathered once
     assert report.planned == report.executed == {"all_reduce": 1, "all_gather": 1}
-    assert "vocabulary-parallel on axis 0" == ShardPlan(b, chosen, result, None).modules["tok"]
 
 
 def test_a_warm_start_from_an_earlier_plan_maps_every_node(gpt2_training):
