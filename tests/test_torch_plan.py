@@ -71,7 +71,7 @@ def test_the_json_document_has_all_of_it(gpt2_training):
     assert doc["feasible"] and doc["mesh"] == [2, 4] and doc["training"] and doc["optimizer"] == "adam"
     assert doc["peak_bytes"] == p.peak and doc["cost_ns"] == p.cost and doc["check"]["ok"]
     weight = doc["parameters"]["layers.0.mlp.up.weight"]
-    assert len(weight["placements"]) == 2 and weight["shape"] == list(p._shape(
+    assert len(weight["placements"]) == 2 and weight["shape"] == list(p.shape_of(
         p.built.nodes[p.built.names.index("layers.0.mlp.up.weight")]))
     assert len(doc["nodes"]) == doc["problem"]["nodes"] == len(doc["plan"])
     assert {c["kind"] for c in doc["collectives"]} <= {"all_gather", "all_reduce", "reduce_scatter",

@@ -20,7 +20,6 @@ the backward; ``<root>`` for the top module).
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
@@ -88,13 +87,18 @@ class Built:
                           names=tuple(self.names))
 
     def index(self, node_name: str) -> int:
+        """The problem node of a graph node."""
         return self._index[node_name]
+
+    def has(self, node_name: str) -> bool:
+        """Whether a graph node is a problem node (it makes a tensor)."""
+        return node_name in self._index
 
     def __post_init__(self) -> None:
         self._index = {n: i for i, n in enumerate(self.nodes)}
 
 
-def node_label(traced: Traced, node: torch.fx.Node, position: int) -> str:
+def node_label(traced: Traced, node: torch.fx.Node) -> str:
     """The problem node's name (see the module docstring)."""
     if node.name in traced.param_of:
         return traced.param_of[node.name]
@@ -263,7 +267,7 @@ def build_problem(traced: Traced, mesh: Any, device: Device, *, name: str = "mod
     peak = int(evaluate(problem, replicated).peak_usage)
     seconds["assemble"] = time.perf_counter() - clock
     built = Built(problem, traced, mesh_shape, device, [n.name for n in kept],
-                  [node_label(traced, n, i) for i, n in enumerate(kept)], options,
+                  [node_label(traced, n) for n in kept], options,
                   edges, builder.fallbacks, replicated, peak, costs, redistributions, seconds)
     if all(len(o) == 1 for o, n in zip(options, kept) if n.name in traced.param_of):
         built.notes.append(f"no parameter dimension is divisible by the mesh "

@@ -127,7 +127,7 @@ class ShardPlan:
             "fallbacks": {op: {"nodes": nodes, "why": b.fallbacks.why[op]}
                           for op, nodes in b.fallbacks.nodes.items()},
             "notes": list(b.notes) + list(self.notes),
-            "parameters": {name: {"shape": list(self._shape(node)),
+            "parameters": {name: {"shape": list(self.shape_of(node)),
                                   "placements": placements_text(self.output_of(node))
                                   if self.plan is not None else None}
                            for node, name in traced.param_of.items()},
@@ -145,7 +145,8 @@ class ShardPlan:
         }
         return doc
 
-    def _shape(self, node: str) -> tuple:
+    def shape_of(self, node: str) -> tuple:
+        """The global shape of graph node ``node``'s tensor."""
         return tuple(self.built.options[self.built.index(node)].metas.shape)
 
     def table(self, width: int = 120) -> str:

@@ -63,7 +63,7 @@ def _parameters(plan: Any, console: Any) -> None:
     table.add_column("per rank", justify="right")
     for node, name in plan.built.traced.param_of.items():
         texts = placements_text(plan.output_of(node))
-        table.add_row(escape(name), "x".join(map(str, plan._shape(node))), *texts,
+        table.add_row(escape(name), "x".join(map(str, plan.shape_of(node))), *texts,
                       bytes_text(plan.per_rank_bytes(node)))
     console.print(table)
 

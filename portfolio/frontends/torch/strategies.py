@@ -32,7 +32,7 @@ from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor import DTensor
 from torch.distributed.tensor._dtensor_spec import DTensorSpec, TensorMeta
 from torch.distributed.tensor._op_schema import OpSchema, OpSpec, OpStrategy, TupleStrategy
-from torch.distributed.tensor.placement_types import Partial, Placement, Replicate, Shard, _StridedShard
+from torch.distributed.tensor.placement_types import Partial, Replicate, Shard, _StridedShard
 
 Placements = tuple  # one Placement per mesh axis
 """A tensor's placement on the mesh: one :class:`Placement` per axis, outer axis first."""

@@ -201,7 +201,7 @@ class _Runner:
                     self.env[node.name] = self.call(node)
                 except Exception as exc:  # the plan cannot run: a difference, never a traceback
                     name = self.built.names[self.built.index(node.name)] \
-                        if node.name in self.built._index else node.name
+                        if self.built.has(node.name) else node.name
                     line = (str(exc).strip().splitlines() or [""])[0][:200]
                     self.report.differences.append(f"{name}: could not run ({type(exc).__name__}: {line})")
                     return False
@@ -247,7 +247,7 @@ class _Runner:
         self.env.pop(node.name, None)
 
     def call(self, node: torch.fx.Node) -> Any:
-        i = self.built.index(node.name) if node.name in self.built._index else None
+        i = self.built.index(node.name) if self.built.has(node.name) else None
         if i is None:  # a node that makes no tensor: run it as it is, if DTensor can
             from .strategies import Rules
 
