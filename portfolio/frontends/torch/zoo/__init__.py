@@ -52,11 +52,11 @@ ops' backward forms; with torch's core decompositions the embedding's backward b
 from __future__ import annotations
 
 from .catalog import ZOO, Entry, count_parameters, describe
-from .common import Built, loss, parameter_count
+from .common import ModelAndInputs, loss, parameter_count
 from .gpt2 import gpt2
 from .llama import llama
 from .mlp import mlp
 from .moe import moe
 
-__all__ = ["ZOO", "Built", "Entry", "count_parameters", "describe", "gpt2", "llama", "loss", "mlp",
-           "moe", "parameter_count"]
+__all__ = ["ZOO", "Entry", "ModelAndInputs", "count_parameters", "describe", "gpt2", "llama", "loss",
+           "mlp", "moe", "parameter_count"]

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .common import Built, parameter_count
+from .common import ModelAndInputs, parameter_count
 from .gpt2 import gpt2
 from .llama import llama
 from .mlp import mlp
@@ -24,7 +24,7 @@ _DECODER = _SHAPING | frozenset({
 class Entry:
     """One model of the zoo."""
 
-    factory: Callable[..., Built]
+    factory: Callable[..., ModelAndInputs]
     description: str
     inference_ops: frozenset[str]
     """Call targets of ``torch.export.export(m, x).run_decompositions()`` at the test sizes

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import torch
 from torch import Tensor, nn
 
-Built = tuple[nn.Module, tuple[Tensor, ...]]
+ModelAndInputs = tuple[nn.Module, tuple[Tensor, ...]]
 """What a factory returns: the module (random weights, eval mode) and its example inputs."""
 
 INIT_STD = 0.02

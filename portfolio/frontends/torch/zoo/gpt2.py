@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .common import Built, causal_mask, ready, seeded
+from .common import ModelAndInputs, causal_mask, ready, seeded
 from .layers import CausalSelfAttention, GeluMLP
 
 
@@ -56,7 +56,7 @@ class GPT2(nn.Module):
 
 
 def gpt2(layers: int = 2, d_model: int = 64, heads: int = 8, vocab: int = 512, seq: int = 16,
-         batch: int = 8, *, seed: int = 0, device: str | torch.device = "cpu") -> Built:
+         batch: int = 8, *, seed: int = 0, device: str | torch.device = "cpu") -> ModelAndInputs:
     """A GPT-2-shaped decoder and a batch of random tokens (batch, seq)."""
     with seeded(seed, device):
         module = ready(GPT2(layers, d_model, heads, vocab, seq))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .common import Built, causal_mask, check_heads, ready, rotary_tables, seeded
+from .common import ModelAndInputs, causal_mask, check_heads, ready, rotary_tables, seeded
 from .layers import CausalSelfAttention, RMSNorm, SwiGLU
 
 
@@ -62,7 +62,7 @@ class Llama(nn.Module):
 
 def llama(layers: int = 2, d_model: int = 64, heads: int = 8, kv_heads: int = 2, hidden: int = 192,
           vocab: int = 512, seq: int = 16, batch: int = 8, theta: float = 10000.0, *,
-          seed: int = 0, device: str | torch.device = "cpu") -> Built:
+          seed: int = 0, device: str | torch.device = "cpu") -> ModelAndInputs:
     """A LLaMA-shaped decoder and a batch of random tokens (batch, seq)."""
     with seeded(seed, device):
         module = ready(Llama(layers, d_model, heads, kv_heads, hidden, vocab, seq, theta))

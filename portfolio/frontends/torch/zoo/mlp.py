@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .common import Built, ready, seeded
+from .common import ModelAndInputs, ready, seeded
 from .layers import GeluMLP
 
 
@@ -27,7 +27,7 @@ class MLP(nn.Module):
 
 
 def mlp(d_model: int = 64, hidden: int = 256, layers: int = 2, batch: int = 16, *,
-        seed: int = 0, device: str | torch.device = "cpu") -> Built:
+        seed: int = 0, device: str | torch.device = "cpu") -> ModelAndInputs:
     """An MLP and an input batch (batch, d_model) of standard normal numbers."""
     with seeded(seed, device):
         return ready(MLP(d_model, hidden, layers)), (torch.randn(batch, d_model),)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from .common import INIT_STD, Built, ready, seeded
+from .common import INIT_STD, ModelAndInputs, ready, seeded
 
 
 class StackedLinear(nn.Module):
@@ -74,7 +74,7 @@ class MoE(nn.Module):
 
 
 def moe(d_model: int = 64, hidden: int = 128, experts: int = 8, top_k: int = 2, batch: int = 4,
-        seq: int = 8, *, seed: int = 0, device: str | torch.device = "cpu") -> Built:
+        seq: int = 8, *, seed: int = 0, device: str | torch.device = "cpu") -> ModelAndInputs:
     """A mixture-of-experts layer and an input (batch, seq, d_model) of standard normal numbers."""
     with seeded(seed, device):
         module = ready(MoE(d_model, hidden, experts, top_k))
