@@ -24,8 +24,9 @@ FLOORS = {
     "distributed": 6, "toulbar2": 6, "cpsat": 6, "maxsat": 6, "mip": 6, "memory": 6, "tuning": 6,
     "selection": 6,
     "api": 7, "plugins": 7, "plugincheck": 7,
-    "cli": 8, "testing": 8,
-    "__main__": 9,
+    "frontends": 8,
+    "cli": 9, "testing": 9,
+    "__main__": 10,
 }
 """Floor of each unit (a top-level module or package of ``portfolio``, or ``plugins``)."""
 
@@ -124,6 +125,37 @@ def test_the_rules_catch_an_upward_import(tmp_path, monkeypatch):
     monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: "from .runner import run_portfolio\n")
     with pytest.raises(AssertionError, match="imports runner"):
         test_imports_run_down_the_floors(fake)
+
+
+TORCH_HOME = ("portfolio", "frontends", "torch")
+"""The one package that may import torch (an optional extra: docs/frontends.md)."""
+
+
+def _imports_torch(path: Path) -> bool:
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "torch" for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module \
+                and node.module.split(".")[0] == "torch":
+            return True
+    return False
+
+
+def test_only_the_torch_front_end_imports_torch():
+    """torch is an optional extra: a module outside ``portfolio/frontends/torch/`` that imported
+    it (even lazily) would break the plain install or make every command slow to start."""
+    offenders = [str(p.relative_to(REPO)) for p in _sources()
+                 if p.relative_to(REPO).parts[:3] != TORCH_HOME and _imports_torch(p)]
+    assert not offenders, f"{offenders} import torch; only portfolio/frontends/torch/ may"
+
+
+def test_the_torch_rule_catches_an_import(monkeypatch):
+    read = Path.read_text
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k:
+                        "def f():\n    from torch.fx import Node\n" if self.name == "evaluate.py"
+                        else read(self, *a, **k))
+    with pytest.raises(AssertionError, match="evaluate.py"):
+        test_only_the_torch_front_end_imports_torch()
 
 
 def test_every_package_ships():

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, bundled_example_path, fresh_checkout
+from conftest import REPO, bundled_example_path, fresh_checkout, skip_or_fail
 
 README = REPO / "README.md"
 
@@ -33,7 +33,16 @@ SMALLER = [
     (re.compile(r"--trials 30\b"), "--trials 2"),                  # tune
     (re.compile(r"@\.\./main\b"), f"@{REPO}"),                       # another checkout: this one
 ]
-"""(pattern, replacement) applied to each command; `portfolio solve` without a limit gets -t 4."""
+"""(pattern, replacement) applied to each command; `portfolio solve` and `portfolio shard` without a
+limit get -t 4."""
+
+MODEL = """from portfolio.frontends.torch.zoo import mlp
+
+
+def make():
+    return mlp()
+"""
+"""``model.py`` of the scratch checkout, for `portfolio shard model.py:make` (the zoo's MLP)."""
 
 
 DOCS = [(README, None), (REPO / "docs" / "bench.md", 1)]
@@ -56,7 +65,8 @@ def is_install(command: str) -> bool:
 def smaller(command: str) -> str:
     for pattern, replacement in SMALLER:
         command = pattern.sub(replacement, command)
-    if command.startswith("portfolio solve") and not re.search(r"(-t|--time-limit) ", command):
+    if command.startswith(("portfolio solve", "portfolio shard")) and \
+            not re.search(r"(-t|--time-limit) ", command):
         command += " -t 4"
     return command
 
@@ -89,12 +99,18 @@ def checkout(tmp_path_factory) -> Path:
     write_problem(load_problem(bundled_example_path()), work / "problem.json.gz")
     plan = load_problem(bundled_example_path()).min_usage_strategies
     (work / "plan.txt").write_text("[" + ", ".join(str(int(s)) for s in plan) + "]\n")
+    (work / "model.py").write_text(MODEL)
     return work
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("command", [c for c in readme_commands() if not is_install(c)])
 def test_readme_command_runs(checkout, command):
+    if command.startswith("portfolio shard"):
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            skip_or_fail("torch is not installed: pip install torch==2.13.0", "the torch extra")
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "PORTFOLIO_PLUGINS")}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     run = smaller(command)

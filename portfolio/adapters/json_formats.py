@@ -9,13 +9,19 @@ extended document says so in its first bytes); costs are integers, plans map to 
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import io as pio
 from ..problem import Problem
 from .conversion import Conversion
 
 def read_json(path: pio.PathLike, cost_scale: float = 1.0) -> Conversion:
-    """A contest or extended JSON file as a :class:`Conversion` that maps plans to themselves."""
-    return Conversion.identity(pio.load_contest(path))
+    """A contest or extended JSON file as a :class:`Conversion` that maps plans to themselves,
+    with the file's node names when it has them (``node_names``: a front end's export)."""
+    problem, names = pio.load_contest_named(path)
+    if names is None:
+        return Conversion.identity(problem)
+    return Conversion(problem, np.arange(problem.num_nodes, dtype=np.int64), names=names)
 
 
 def contest_misfit(problem: Problem) -> str:

@@ -20,8 +20,10 @@ from ..problem import Problem
 
 __all__ = ["ProblemLike", "as_conversion", "as_problem", "example_path", "load", "load_contest", "read"]
 
-ProblemLike = Union[str, "os.PathLike[str]", Problem, Mapping[str, Any]]
-"""Anything :func:`as_problem` turns into a :class:`Problem`."""
+ProblemLike = Union[str, "os.PathLike[str]", Problem, Mapping[str, Any], Conversion]
+"""Anything :func:`as_problem` turns into a :class:`Problem`; or a :class:`Conversion` (a problem
+with the names of its nodes and the map of its plans back, as a front end builds it:
+:mod:`portfolio.frontends`)."""
 
 
 def read(path: str | os.PathLike[str], cost_scale: float = 1.0, fmt: Optional[str] = None) -> Conversion:
@@ -44,7 +46,11 @@ def load(path: str | os.PathLike[str], cost_scale: float = 1.0) -> Problem:
 
 def as_conversion(problem: ProblemLike, cost_scale: float = 1.0) -> Conversion:
     """A :class:`Problem` from a path, a dict in the contest (or extended) layout, or a Problem,
-    with the map of its plans back to the caller's node order."""
+    with the map of its plans back to the caller's node order; a :class:`Conversion` as it is."""
+    if isinstance(problem, Conversion):
+        if cost_scale != 1.0:
+            raise ProblemError("cost_scale: applies to files with fractional costs only")
+        return problem
     if isinstance(problem, (str, os.PathLike)):
         return read(problem, cost_scale)
     if cost_scale != 1.0:
@@ -57,6 +63,8 @@ def as_problem(problem: ProblemLike) -> Problem:
     """A :class:`Problem` from a path, a dict in the contest (or extended) layout, or a Problem."""
     if isinstance(problem, Problem):
         return problem
+    if isinstance(problem, Conversion):
+        return problem.problem
     if isinstance(problem, (str, os.PathLike)):
         return load(problem)
     if isinstance(problem, Mapping):

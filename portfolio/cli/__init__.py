@@ -9,7 +9,7 @@ is printed at once all the same (`[]` when there is none).
 The package: ``app`` (the group, exit codes, one-line errors), ``common`` (what the commands share),
 one module per command or family (``info``, ``evaluate``, ``solve`` with ``iopddl``, ``warmup``,
 ``backends``, ``check_plugin``, ``presolve``, ``generate``, ``convert``, ``bench``, ``report``, ``tradeoff``,
-``tune``, ``learn``).
+``tune``, ``learn``, ``shard``: a PyTorch model to a plan through :mod:`portfolio.frontends.torch`).
 Importing it registers every command on the group; each module imports only light things at
 load, the heavy ones (runner, presolve, registry, numba) inside its command.
 """
@@ -17,7 +17,8 @@ load, the heavy ones (runner, presolve, registry, numba) inside its command.
 from __future__ import annotations
 
 from . import (  # noqa: F401 -- register the commands
-    bench, check_plugin, convert, evaluate, generate, info, learn, presolve, report, tradeoff, tune,
+    bench, check_plugin, convert, evaluate, generate, info, learn, presolve, report, shard, tradeoff,
+    tune,
     warmup,
 )
 from .app import EXIT_BAD_INPUT, EXIT_NO_SOLUTION, EXIT_OK, UserError, cli

@@ -6,7 +6,7 @@
 Everything public is importable from here: ``from portfolio.io import load_problem``.
 """
 
-from .choose_parser import load_contest
+from .choose_parser import load_contest, load_contest_named
 from .common import EXTENDED_FORMAT, PathLike, ProblemFormatError, SolutionFormatError
 from .read import (
     TOO_DEEP,
@@ -31,7 +31,7 @@ from .write import (
 
 __all__ = [
     "EXTENDED_FORMAT", "PathLike", "ProblemFormatError", "SolutionFormatError", "TOO_DEEP",
-    "format_contest", "load_contest", "load_problem", "parse_document", "parse_extended",
+    "format_contest", "load_contest", "load_contest_named", "load_problem", "parse_document", "parse_extended",
     "parse_problem", "parse_solution_text",
     "problem_from_arrays", "problem_to_dict", "problem_to_extended", "read_bytes", "read_extended", "read_solution",
     "write_extended", "write_problem", "write_solution",

@@ -13,7 +13,7 @@ import os
 
 from ..problem import Problem
 from .common import PathLike
-from .read import parse_problem, read_bytes
+from .read import check_node_names, parse_problem, read_bytes, split_node_names
 
 SMALL_FILE_BYTES = 2**20
 """Up to this size ``json`` parses faster than numba (the fast scanner) imports, warm or cold."""
@@ -43,7 +43,14 @@ def load_contest(path: PathLike) -> Problem:
     """A contest or extended JSON file (gzip or not), as :func:`portfolio.io.load_problem` reads
     it, choosing the parser by size: ``json`` (no numba import) for small files and, on a cold
     cache, for files up to CAREFUL_LOAD_MAX_BYTES; the fast scanner otherwise."""
-    data = read_bytes(path)
+    return load_contest_named(path)[0]
+
+
+def load_contest_named(path: PathLike) -> tuple[Problem, tuple[str, ...] | None]:
+    """:func:`load_contest` and the file's node names (``node_names``; None without)."""
+    data, names = split_node_names(read_bytes(path), path)
     fast = len(data) > SMALL_FILE_BYTES and (len(data) > CAREFUL_LOAD_MAX_BYTES
                                              or _scanner_cache_warm())
-    return parse_problem(data, path, fast=fast)
+    problem = parse_problem(data, path, fast=fast)
+    check_node_names(path, problem, names)
+    return problem, names

@@ -310,6 +310,37 @@ def parse_problem(data: bytes, path: PathLike = "<bytes>", fast: bool = True) ->
     return _build(path, raw)
 
 
+NODE_NAMES = b',"node_names":'
+"""How a contest file carries its nodes' names (:func:`portfolio.io.write_problem`'s ``names``):
+a last top-level key after ``problem``, one string per node. Contest tools read past it; this
+tool's messages name nodes by it (a model's module paths: docs/frontends.md)."""
+
+
+def split_node_names(data: bytes, path: PathLike = "<bytes>") -> tuple[bytes, tuple[str, ...] | None]:
+    """The document without its ``node_names`` (a plain contest document, for either parser) and
+    the names, or ``(data, None)`` when it has none. The names are read when they are the
+    document's last key, as the writer puts them."""
+    end = data.rstrip()
+    at = data.rfind(NODE_NAMES)
+    if at < 0 or not end.endswith(b"}"):
+        return data, None
+    try:
+        names = json.loads(end[at + len(NODE_NAMES):-1])
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+        return data, None  # not the writer's trailing key: the parsers judge the document
+    if not isinstance(names, list) or not all(isinstance(x, str) for x in names):
+        bad = names if not isinstance(names, list) else next(x for x in names if not isinstance(x, str))
+        raise ProblemFormatError(path, "node_names", f"expected a list of strings, got {_describe(bad)}")
+    return data[:at] + b"}", tuple(names)
+
+
+def check_node_names(path: PathLike, problem: Problem, names: tuple[str, ...] | None) -> None:
+    """One name per node, or :class:`ProblemFormatError` naming the field."""
+    if names is not None and len(names) != problem.num_nodes:
+        raise ProblemFormatError(path, "node_names", f"has {len(names)} names for "
+                                 f"{problem.num_nodes} nodes")
+
+
 def load_problem(path: PathLike) -> Problem:
     """Load and validate a ``.json`` or ``.json.gz`` problem file."""
     return parse_problem(read_bytes(path), path)

@@ -41,8 +41,10 @@ def problem_to_dict(problem: Problem) -> dict:
     return {"problem": doc}
 
 
-def write_problem(problem: Problem, path: PathLike) -> None:
-    """Stream a contest-shaped problem as compact JSON (gzip when the name ends in ``.gz``).
+def write_problem(problem: Problem, path: PathLike, names: Sequence[str] | None = None) -> None:
+    """Stream a contest-shaped problem as compact JSON (gzip when the name ends in ``.gz``);
+    ``names`` (one per node) as the document's last key, ``node_names``, which contest tools read
+    past and this tool's messages name nodes by (:func:`portfolio.io.read.split_node_names`).
 
     Why streaming: the biggest contest files hold ~10**8 numbers (1.3 GB); lists plus ``json.dumps``
     would need ~10 GB and minutes. Each CSR array is instead formatted 64k numbers at a time with
@@ -150,7 +152,12 @@ def write_problem(problem: Problem, path: PathLike) -> None:
         out.write(b"}")
         if problem.usage_limit is not None:
             out.write(b',"usage_limit":' + str(int(problem.usage_limit)).encode())
-        out.write(b"}}")
+        out.write(b"}")
+        if names is not None:
+            if len(names) != n:
+                raise ValueError(f"names: {len(names)} names for {n} nodes")
+            out.write(b',"node_names":' + json.dumps([str(x) for x in names]).encode())
+        out.write(b"}")
 
 
 # ---------------------------------------------------------------------------------------- solutions
