@@ -77,9 +77,10 @@ def _loaded_from(backend: object) -> str:
         return "?"
 
 
-def _engines_text(engines: dict) -> str:
-    """``{"ortools": "9.12", "numpy": None}`` as ``ortools 9.12, numpy (not installed)``."""
-    return ", ".join(f"{name} {version}" if version else f"{name} (not installed)"
+def _engines_text(engines: dict, sep: str = ", ") -> str:
+    """``{"ortools": "9.12", "numpy": None}`` as ``ortools 9.12, numpy (not installed)`` (``sep``
+    between them: the table puts one a line, so that a name and its version never part)."""
+    return sep.join(f"{name} {version}" if version else f"{name} (not installed)"
                      for name, version in engines.items()) or "-"
 
 
@@ -114,7 +115,7 @@ def backends_cmd(as_json: bool, verbose: bool, config: tuple[str, ...]) -> None:
     table = Table(title="backends", title_justify="left")
     for col in ("name", "package", "available", "default", "capabilities", "description") + (
             ("engines", "loaded from") if verbose else ()):
-        table.add_column(col, overflow="fold")
+        table.add_column(col, overflow="fold", no_wrap=col == "engines")
     for row in rows:
         # plugin text is shown as written: a hint like "pip install 'pkg[extra]'" is not rich markup
         avail = "[green]yes[/]" if row["available"] else f"[red]no[/]: {escape(row['reason'])}"
@@ -123,7 +124,7 @@ def backends_cmd(as_json: bool, verbose: bool, config: tuple[str, ...]) -> None:
                       avail, default, ", ".join(row["capabilities"] + (["deterministic"] if row["deterministic"]
                                                               else [])) or "-",
                       escape(row["description"]),
-                      *((escape(_engines_text(row["engines"])), escape(str(row["loaded_from"])))
+                      *((escape(_engines_text(row["engines"], "\n")), escape(str(row["loaded_from"])))
                         if verbose else ()))
     console.print(table)
     if any(row["default_rule"] == "outside" for row in rows):
