@@ -89,8 +89,8 @@ def no_nodes_result(num_nodes: int) -> Optional[SolveResult]:
     return SolveResult(Status.FEASIBLE, np.zeros(0, dtype=np.int64), note="no nodes")
 
 
-LOW, NORMAL = "low", "normal"
-DEMANDS = (NORMAL, LOW)
+LOW, NORMAL, PROOF = "low", "normal", "proof"
+DEMANDS = (NORMAL, LOW, PROOF)
 """CPU demand levels a backend may declare through ``report.demand`` (see :class:`Reporter`)."""
 
 
@@ -118,10 +118,12 @@ class Reporter(PriceExchange, Protocol):
 
     def demand(self, level: str, why: str = "") -> None:
         """How much CPU the phase starting now deserves: ``"low"`` (a phase that rarely pays, such
-        as an exact backend's LNS windows when its full model does not fit) or ``"normal"``. The
-        runner gives a low-demand worker the lowest priority (nice 19): it runs on cores nobody
-        else wants. (A worker cannot raise its priority again without privileges: the runner
-        treats ``"low"`` as final for the run.)"""
+        as an exact backend's LNS windows when its full model does not fit), ``"normal"``, or
+        ``"proof"`` (an exact search on a model that fits, which may end the run with a proof:
+        the runner's adaptive rule keeps its share whatever it finds, until it declares another
+        level). The runner gives a low-demand worker the lowest priority (nice 19): it runs on
+        cores nobody else wants. (A worker cannot raise its priority again without privileges:
+        the runner treats ``"low"`` as final for the run.)"""
         ...
 
     work: Optional[Work]

@@ -157,8 +157,14 @@ class RunOptions:
     (:data:`portfolio.runner.warmstart.COLD`); ``()``: every backend starts from it."""
     cpu_weights: Mapping[str, float] = field(default_factory=dict)
     """CPU weight per backend, from a selector's schedule (docs/selection.md; empty: equal
-    shares). Recorded, NOT applied yet: the runner shares the cores equally whatever it says,
-    until its scheduling reads it (issue 50: the lead wires it into ``runner/schedule.py``)."""
+    shares; a backend not named weighs 1). Applied at each worker's start: a priority under
+    ``share`` and ``pin`` (nice levels, :mod:`portfolio.runner.schedule`), the slices' ranking
+    under ``slices``, the choice of extra seed copies, and in deterministic mode each backend's
+    share of the work (``work_share`` times its weight)."""
+    adaptive: bool = True
+    """The adaptive rule (:mod:`portfolio.runner.focus`): CPU (in deterministic mode, work) moves
+    within the run toward the backends that improve the incumbent, above a floor that keeps the
+    portfolio's guarantees. False: the shares stay as they started."""
     config: Optional[str] = field(default=None, compare=False)
     """The config files the backend options came from, in merge order, joined by ``os.pathsep``
     (a record: their options are in ``backend_options`` already)."""
@@ -233,6 +239,8 @@ class RunOptions:
                 and math.isfinite(v) and v > 0 for k, v in self.cpu_weights.items()):
             raise ProblemError(f"cpu_weights: expected {{backend: positive weight}}, got "
                                f"{self.cpu_weights!r}"[:200])
+        if not isinstance(self.adaptive, bool):
+            raise ProblemError(f"adaptive: expected True or False, got {self.adaptive!r}")
         if self.cold is not None and (not isinstance(self.cold, tuple)
                                       or not all(isinstance(n, str) for n in self.cold)):
             raise ProblemError(f"cold: expected a tuple of backend names, got {self.cold!r}")

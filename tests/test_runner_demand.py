@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import faulty_backends as fb
-from portfolio.backend import LOW, Backend, Capabilities, NullReporter, SolveResult, Status
+from portfolio.backend import LOW, PROOF, Backend, Capabilities, NullReporter, SolveResult, Status
 from portfolio.cli import bundled_example
 from portfolio.exact import ExactOutcome, ModelSize, solve_with_engine
 from portfolio.io import load_problem
@@ -109,16 +109,17 @@ class JustFits(TooBig):
 
 
 def test_the_exact_driver_declares_a_low_demand_in_lns_mode_only(example):
+    # and a proof search while its full model runs (the adaptive rule keeps its share then)
     report = NullReporter()
     result = solve_with_engine(TooBig(), example, time.time() + 1.5, 0, None, report, threads=1)
     assert result.solution is not None
     assert report.demands == [(LOW, "LNS windows (full model too big)")]
     report = NullReporter()
     solve_with_engine(Fits(), example, time.time() + 1.5, 0, None, report, threads=1, lns=False)
-    assert report.demands == []
+    assert report.demands == [(PROOF, "full model")]
     report = NullReporter()
     solve_with_engine(JustFits(), example, time.time() + 1.5, 0, None, report, threads=1)
-    assert report.demands == [(LOW, "LNS windows (full model unproven)")]
+    assert report.demands == [(PROOF, "full model"), (LOW, "LNS windows (full model unproven)")]
 
 
 class PureBounder(Backend):

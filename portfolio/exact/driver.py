@@ -30,8 +30,8 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from ..backend import (LOW, Backend, BackendMeta, Capabilities, Reporter, SolveResult, Status,
-                       allotted_cores, options_of, time_left)
+from ..backend import (LOW, PROOF, Backend, BackendMeta, Capabilities, Reporter, SolveResult,
+                       Status, allotted_cores, options_of, time_left)
 from ..evaluate import evaluate
 from ..problem import Problem
 from ..runner.fallback import safe_plan
@@ -201,6 +201,8 @@ def solve_with_engine(engine: ExactEngine, problem: Problem, deadline: float, se
         small = (size.terms <= SMALL_MODEL * budget.terms
                  and size.variables <= SMALL_MODEL * budget.variables)
         limit = left if (small or not lns) else left * FULL_SHARE
+        if not cold:   # a proof search on a model that fits: the adaptive rule keeps its share
+            report.demand(PROOF, "full model")
         out = engine.solve(problem, limit, best.plan, threads, seed,
                            lambda plan: best.offer(plan, engine.name, own=True))
         timings.update({k: float(v) for k, v in out.stats.items() if k.endswith("_s")})
@@ -310,6 +312,7 @@ def solve_deterministic(engine: ExactEngine, problem: Problem, deadline: float, 
         small = (size.terms <= SMALL_MODEL * budget.terms
                  and size.variables <= SMALL_MODEL * budget.variables)
         share = meter.left() * (1.0 if (small or not lns) else FULL_SHARE)
+        report.demand(PROOF, "full model")
         first = min(share, float(report.work.exchange))
         for units in (first, share - first):
             if units < MIN_WINDOW_UNITS or meter.out or meter.seconds_left() <= 0.05:

@@ -63,6 +63,7 @@ class Answers:
         self._best_eval: Optional[Evaluation] = None
         self._best_backend: Optional[str] = None
         self._found: Optional[tuple[np.ndarray, Evaluation]] = None   # a re-solve's cold part's best
+        self._cold: Optional[tuple[str, ...]] = None   # its backends (None: the default)
         self._reserve: Optional[tuple[np.ndarray, Evaluation]] = None
         self._reserve_refined = False   # see refine_reserve
 
@@ -79,6 +80,12 @@ class Answers:
     def best_backend(self) -> Optional[str]:
         """Who found the incumbent: a run's name, or the runner's own source."""
         return self._best_backend
+
+    def standing(self) -> Optional[tuple[np.ndarray, int]]:
+        """The verified incumbent (the reserve aside) as (plan, cost), or None."""
+        if self._best is None or self._best_eval is None:
+            return None
+        return self._best, self._best_eval.cost
 
     @property
     def found(self) -> Optional[np.ndarray]:
@@ -116,7 +123,7 @@ class Answers:
             self.record(run, sol, ev, note)
             # a re-solve (a warm start was given) whose cold part found it: its own best, its board
             if self._options.warm_start is not None and \
-                    starts_cold(run.backend or run.name, self._options.cold) \
+                    starts_cold(run.backend or run.name, self._cold) \
                     and (self._found is None or ev.cost < self._found[1].cost):
                 self._found = (sol, ev)
                 if self._publish_cold is not None:
@@ -137,9 +144,11 @@ class Answers:
             return True
         return False
 
-    def warm_start(self, plans: Iterable[np.ndarray]) -> None:
+    def warm_start(self, plans: Iterable[np.ndarray], cold: tuple[str, ...]) -> None:
         """The warm start's plans, verified like any; the incumbent they make is credited to
-        ``WARM_START`` (a presolve that settled the run keeps its name)."""
+        ``WARM_START`` (a presolve that settled the run keeps its name). ``cold``: the backends
+        of the re-solve's cold part (:meth:`.warmstart.WarmStart.decide_cold`)."""
+        self._cold = cold
         before = self._best_eval
         for plan in plans:
             self.consider(None, plan, "warm start")

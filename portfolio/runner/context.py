@@ -12,6 +12,7 @@ from ..options import RunOptions
 from ..problem import Problem
 from .crew import Crew
 from .deadlines import Clock
+from .points import WorkBoard
 from .rows import Rows
 from .schedule import Scheduler
 from .worker import SharedBest
@@ -44,6 +45,7 @@ class RunContext:
     shared: SharedBest
     shared_cold: Optional[SharedBest]
     work_of: Optional[dict[str, int]]
+    work_board: Optional[WorkBoard] = None
 
     @property
     def by_name(self) -> dict[str, BackendLike]:

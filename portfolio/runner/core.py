@@ -15,7 +15,9 @@ is their one writer;
 :class:`.supervise.Supervisor` reads and ends them; :class:`.answers.Answers` verifies plans and
 keeps the incumbent and the claims; :class:`.presolving.Presolve` runs presolve;
 :class:`.stopping.StopRules` says when the run may end; :class:`.demotion.Demotion` lowers
-backends that cannot help; :class:`.exchange.Exchange` is deterministic mode's exchange points.
+backends that cannot help; :class:`.focus.Focus` holds the CPU weights and moves them toward the
+backends that improve the incumbent; :class:`.exchange.Exchange` is deterministic mode's exchange
+points.
 """
 
 
@@ -36,6 +38,7 @@ from ..evaluate import Evaluation
 from ..options import RunOptions
 from ..problem import Problem
 from ..registry import start_checks
+from ..work import EXCHANGE_UNITS
 from . import contain
 from .answers import FALLBACK, Answers
 from .claims import ClaimBook
@@ -44,8 +47,10 @@ from .crew import Crew, sample_cpu
 from .deadlines import Clock, deadline_plan
 from .demotion import Demotion
 from .exchange import Exchange, allot_work, deterministic_split
+from .focus import Focus, point_period
 from .launch import Launcher
 from .order import StartOrder
+from .points import WorkBoard
 from .presolving import Presolve
 from .priceboard import PriceBoard
 from .result import BackendRun, PortfolioResult
@@ -129,8 +134,13 @@ class Portfolio:
         by_name = {b.name: b for b in self.backends}
         self.crew = Crew()
         fork = mp.get_context("fork")
-        work_of = allot_work(self.runs, by_name, options.work_budget) if options.deterministic \
-            else None
+        work_of = allot_work(self.runs, by_name, options.work_budget, options.cpu_weights) \
+            if options.deterministic else None
+        work_board = None
+        if work_of and options.adaptive:   # the totals the adaptive rule moves (.focus)
+            period = point_period(max(work_of.values()) // EXCHANGE_UNITS + 1)
+            work_board = WorkBoard(fork, len(self.runs),
+                                   sum(work_of.values()) // EXCHANGE_UNITS // period + 2, period)
         self.context = RunContext(
             problem, tuple(self.backends), options, self.option_values, self.clock, self.rows,
             self.crew, self.scheduler, self.cores, fork, memory_limit,
@@ -139,8 +149,9 @@ class Portfolio:
             # warm plan and what the warm part makes of it never pull it into the old plan's basin.
             shared_cold=(SharedBest(fork, problem.num_nodes)
                          if options.warm_start is not None and not options.deterministic else None),
-            work_of=work_of)
+            work_of=work_of, work_board=work_board)
         self.answers = Answers(self.context)
+        self.focus = Focus(self.context)
         self.presolve = Presolve(self.context, self.answers)
         if presolved is not None:   # may settle the run at once
             self.presolve.use(presolved, None)
@@ -156,17 +167,20 @@ class Portfolio:
             else:
                 self.warm = take_warm_start(problem, options.warm_start,
                                             repair_seconds(options.time_limit))
-            self.answers.warm_start(self.warm.incumbents())
+            # the re-solve's cold part: given, or decided from how far the plan was from fitting
+            self.warm.decide_cold([b.name for b in self.backends], options.cold)
+            self.answers.warm_start(self.warm.incumbents(), self.warm.cold)
         self.exchange: Optional[Exchange] = None
         if options.deterministic:
-            self.exchange = Exchange(self.context, self.answers, left_out)
+            self.exchange = Exchange(self.context, self.answers, left_out, self.focus)
             self.exchange.begin(self.answers.best)   # point 0's incumbent: the verified warm start
-        self.order = StartOrder(self.context, self.presolve, hold)
+        self.order = StartOrder(self.context, self.presolve, hold, self.focus)
         self.demotion = Demotion(self.context)
         self.stop = StopRules(self.context, self.answers, keep_open)
         self.supervisor = Supervisor(self.context, self.answers, self.demotion, self.exchange,
-                                     self.presolve)
-        self.launcher = Launcher(self.context, self.order, self.presolve, self.answers, self.warm)
+                                     self.presolve, self.focus)
+        self.launcher = Launcher(self.context, self.order, self.presolve, self.answers, self.warm,
+                                 self.focus)
 
     # ---------------------------------------------------------------- what hooks read
     def now(self) -> float:
@@ -286,6 +300,7 @@ class Portfolio:
             self.supervisor.check_memory(live)
             live = [w for w in live if not w.done]
             self.demotion.demote_hopeless_bounders(live, self.answers.verified_best()[0])
+            self.focus.turn(live)
             self._settle_points()   # settled before the run may end
             reason = self.stop.ends_early()
             if reason:
@@ -344,12 +359,13 @@ class Portfolio:
             stopped_early=self.stop.stopped_early, presolve=self.presolve.info,
             interrupted=self.stop.interrupted,
             schedule={"policy": self.scheduler.policy, "cores": self.cores,
-                      "honour_demand": self.options.honour_demand},
+                      "honour_demand": self.options.honour_demand, **self.focus.summary()},
             engines=engine_versions(self.backends), deterministic=deterministic,
             warm_start=None if self.warm is None else {
                 **self.warm.report(cost),
                 "cold": sorted(b.name for b in self.backends
-                               if starts_cold(b.name, self.options.cold))},
+                               if starts_cold(b.name, self.warm.cold)),
+                "cold_why": self.warm.cold_why},
             options={name: dict(values) for name, values in self.option_values.items()},
             options_given={k: dict(v) for k, v in self.options.backend_options.items()},
             config=self.options.config, callback_error=self.callback_error,

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from .answers import Answers
     from .context import RunContext
     from .crew import Worker
+    from .focus import Focus
     from .warmstart import WarmStart
 
 BOUND = "bound"
@@ -61,11 +62,14 @@ def deterministic_split(backends: Sequence[BackendLike]) -> tuple[list[BackendLi
 
 
 def allot_work(runs: dict[str, BackendRun], by_name: dict[str, BackendLike],
-               work_budget: int) -> dict[str, int]:
+               work_budget: int, weights: Optional[Mapping[str, float]] = None) -> dict[str, int]:
     """Each run's share of the work budget, by its backend's declared ``work_share`` (at least
-    ``MIN_SHARE``): what its worker counts to (:class:`.points.PointReporter`)."""
+    ``MIN_SHARE``) times its CPU weight (``RunOptions.cpu_weights``; 1 when not given): what its
+    worker counts to (:class:`.points.PointReporter`). A start-time decision, so the same for
+    every run of the same options."""
+    weights = weights or {}
     shares = {name: max(MIN_SHARE, float(declared(by_name[run.backend])[0].work_share))
-              for name, run in runs.items()}
+              * float(weights.get(run.backend, 1.0)) for name, run in runs.items()}
     whole = sum(shares.values()) or 1.0
     return {name: max(1, int(work_budget * share / whole)) for name, share in shares.items()}
 
@@ -98,8 +102,10 @@ class Exchange:
     worker that breaks the protocol (:func:`.crew.refuse`). The context's ``work_of`` is each
     run's work (:func:`allot_work`); ``left_out`` names the backends without the mode."""
 
-    def __init__(self, context: "RunContext", answers: "Answers", left_out: list[str]) -> None:
+    def __init__(self, context: "RunContext", answers: "Answers", left_out: list[str],
+                 focus: "Focus") -> None:
         self._answers, self._rows, self._by_name = answers, context.rows, context.by_name
+        self._focus = focus
         self._shared, self._clock, self._options = context.shared, context.clock, context.options
         self._option_values, self._left_out = context.option_values, left_out
         self._work_of: dict[str, int] = context.work_of or {}
@@ -228,14 +234,25 @@ class Exchange:
                 self._halted = reason
                 return
 
+    def reached(self, name: str) -> int:
+        """The last exchange point run ``name`` handed over."""
+        return self._tracks[name].reached
+
     def _settle(self, k: int) -> None:
         changed = False
         for name in sorted(self._offers.get(k, {})):
+            reads = bool(self._by_name[self._rows[name].backend].capabilities.warm_start)
             for sol, ev, _ in self._offers[k][name]:
+                before = self._answers.standing()
                 changed = self._answers.take(sol, ev, name) or changed
+                self._focus.posted(name, sol, ev.cost, before, reads)   # its credit, in order
         if changed:
             self._shared.publish(self._answers.best)
             self._answers.check_claims()
+        # the adaptive rule's totals, decided from settled facts, before any worker may see k
+        totals = self._focus.at_point(k, lambda name: self._tracks[name].reached >= k)
+        if totals is not None:
+            self._work_of = totals
         self._shared.settled.value = k   # after the plan: a worker that sees k reads k's incumbent
         self._settled = k
         for name in sorted(self._point_claims.get(k, {})):

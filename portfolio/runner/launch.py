@@ -23,6 +23,7 @@ from .worker import WorkerSpec, has_prepare, prepare_key, to_hint, worker_main
 if TYPE_CHECKING:
     from .answers import Answers
     from .context import RunContext
+    from .focus import Focus
     from .order import StartOrder
     from .presolving import Presolve
 
@@ -35,15 +36,17 @@ class Launcher:
     ``presolve``'s reduced one), its warm start (``warm``, or the best of ``answers`` so far), the
     board of plans it reads (the context's ``shared``, or ``shared_cold`` for a timed re-solve's
     cold part), its cores (its row), its options (``option_values``) and, in deterministic mode,
-    its work (``work_of``); the context's ``scheduler`` is told of each start, its ``rows`` of
+    its work (``work_of``, and the adaptive rule's ``work_board``); its priority is ``focus``'s
+    to say (its CPU weight); the context's ``scheduler`` is told of each start, its ``rows`` of
     each transition, its ``crew`` gets each worker."""
 
     def __init__(self, context: "RunContext", order: "StartOrder", presolve: "Presolve",
-                 answers: "Answers", warm: Optional[WarmStart]) -> None:
+                 answers: "Answers", warm: Optional[WarmStart], focus: "Focus") -> None:
         self._context = context
         self._rows, self._crew, self._clock, self._options = (context.rows, context.crew,
                                                               context.clock, context.options)
         self._order, self._presolve, self._answers, self._warm = order, presolve, answers, warm
+        self._focus = focus
         self._board: Optional[PriceBoard] = None
 
     # ---------------------------------------------------------------- the price board
@@ -138,7 +141,7 @@ class Launcher:
     def _warm_for(self, backend: BackendLike) -> Optional[np.ndarray]:
         """The plan a backend starts from (on the original problem): the run's best for a backend
         that takes warm starts, what the backends found for a re-solve's cold part, else None."""
-        if self._warm is not None and starts_cold(backend.name, self._options.cold):
+        if self._warm is not None and starts_cold(backend.name, self._warm.cold):
             # a re-solve's cold part starts as a run without the warm start would (what the
             # backends found when it starts; deterministic mode: nothing, a timing)
             return None if self._answers.found is None or self._options.deterministic \
@@ -152,7 +155,7 @@ class Launcher:
                 note: Optional[str] = None) -> None:
         """Fork ``run``'s worker (``early``: to set up while it waits for its problem); ``note``
         becomes its row's (None: the row's is kept)."""
-        cold = self._warm is not None and starts_cold(backend.name, self._options.cold)
+        cold = self._warm is not None and starts_cold(backend.name, self._warm.cold)
         warm = None if early else self._warm_for(backend)
         problem, mapping = self._context.problem, None
         presolved = self._presolve.mapping
@@ -170,11 +173,14 @@ class Launcher:
                           self._clock.start, shared, mapping, run.cores, prices=self._board,
                           price_slot=list(self._rows).index(run.name) % MAX_WRITERS,
                           options=self._context.option_values.get(backend.name, {}),
-                          fresher=not cold or shared_cold is not None)
+                          fresher=not cold or shared_cold is not None,
+                          nice=self._focus.start_increment(backend.name, run.name))
         if self._context.work_of is not None:   # deterministic mode
             spec.reporter = functools.partial(PointReporter, t0=self._clock.start,
                                               board=self._context.shared, shared=shared, mapping=mapping,
-                                              total=self._context.work_of[run.name])
+                                              total=self._context.work_of[run.name],
+                                              work_board=self._context.work_board,
+                                              slot=list(self._rows).index(run.name))
         control = None
         fork = self._context.fork
         if early:
@@ -190,7 +196,8 @@ class Launcher:
         self._rows.started(run, note, preparing=bool(key), searching=not key and not early)
         self._crew.add(Worker(run, backend, process, parent_conn, key,
                               solve_started=time.monotonic(), control=control))
-        self._context.scheduler.started(process.pid, run.cores)
+        self._context.scheduler.started(process.pid, run.cores, spec.nice,
+                                        self._focus.weight(backend.name))
 
     def launch_extra(self) -> None:
         """Idle cores while budget is left: another copy of a randomized backend, new seed."""

@@ -21,6 +21,7 @@ from .worker import has_prepare, prepare_key
 
 if TYPE_CHECKING:
     from .context import RunContext
+    from .focus import Focus
     from .presolving import Presolve
 
 SAFETY_FIRST = 0.1
@@ -39,6 +40,11 @@ WAIT_PRESOLVE = "waiting for presolve"
 
 EXTRA_MIN_SECONDS = 2.0
 """No extra seed copy is started with less time than this before the backends' deadline."""
+
+EXTRA_FREE = 0.5
+"""A core counts as idle when the busy workers claim less than the cores less this (a worker
+claims its cores times its CPU weight against the lightest, :meth:`.focus.Focus.claim`; with
+equal weights, as before, when fewer cores are held than there are)."""
 
 
 def is_safety_net(backend: BackendLike) -> bool:
@@ -61,16 +67,17 @@ class StartOrder:
 
     Owns the waiting list, the end of the safety net's head start (set when the run begins) and the
     number of extra seed copies of each backend. Asks the caller's ``hold``, the workers (the
-    context's ``crew``: who runs, who compiles), whether ``presolve`` runs, and the rows (a
-    backend's set-up time); the context also gives the backends, options, backends' deadline and
-    cores."""
+    context's ``crew``: who runs, who compiles), whether ``presolve`` runs, the rows (a
+    backend's set-up time), and ``focus`` (the cores the busy workers claim, each backend's
+    weight); the context also gives the backends, options, backends' deadline and cores."""
 
     def __init__(self, context: "RunContext", presolve: "Presolve",
-                 hold: Optional[Callable[[BackendLike], Optional[str]]]) -> None:
+                 hold: Optional[Callable[[BackendLike], Optional[str]]], focus: "Focus") -> None:
         self._options, self._cores = context.options, context.cores
         self._soft_deadline = context.clock.soft_deadline
         self._crew, self._presolve, self._rows, self._hold = (context.crew, presolve, context.rows,
                                                               hold)
+        self._focus = focus
         self._waiting = start_order(context.backends)
         self._safety_until = 0.0
         self._copies: dict[str, int] = {}
@@ -116,8 +123,9 @@ class StartOrder:
 
     def extra_choice(self) -> Optional[BackendLike]:
         """The randomized backend to copy with a new seed on an idle core, or None: not while a
-        backend waits or presolve runs, nor close to the deadline; the one with the fewest copies
-        (then by name) among those solving."""
+        backend waits or presolve runs, nor close to the deadline; among those solving, the one
+        with the most weight per copy (its weight over its copies plus one: with equal weights,
+        the fewest copies), then by name."""
         if (not self._options.extra_seeds or self._options.deterministic or self._waiting
                 or self._presolve.running):
             return None
@@ -125,13 +133,15 @@ class StartOrder:
             return None
         live = self._crew.live()
         busy = [w for w in live if not (self._options.honour_demand and w.run.demand == LOW)]
-        if sum(w.run.cores for w in busy) >= self._cores:
+        if self._focus.claim(busy) > self._cores - EXTRA_FREE:
             return None
         candidates = [w.backend for w in live
                       if getattr(w.backend.capabilities, "randomized", False) and w.run.phase == "solve"]
         if not candidates:
             return None
-        backend = min(candidates, key=lambda b: (self._copies.get(b.name, 0), b.name))
+        backend = min(candidates, key=lambda b: (
+            -self._focus.backend_weight(b.name) / (self._copies.get(b.name, 0) + 1),
+            self._copies.get(b.name, 0), b.name))
         setup = self._rows[backend.name].prepare_seconds or 0.0  # a copy loads the JIT cache again
         if self._soft_deadline - time.monotonic() < EXTRA_MIN_SECONDS + setup:
             return None

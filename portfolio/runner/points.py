@@ -13,7 +13,9 @@ When ``solve`` ends, what is still remembered goes first, as ``("held", plan, no
 bound_note)``, so that it counts at the backend's last point with its final result. The count
 itself is :class:`~portfolio.work.CountingWork` (the spend loop every ``report.work`` shares),
 which calls :meth:`PointReporter.exchange_point` at each point. The parent's side is
-:mod:`.exchange`.
+:mod:`.exchange`. With the adaptive rule on, the work a backend may spend can move at the rule's
+points (:class:`WorkBoard`): the new total is read in ``best``, once the point it belongs to is
+settled, so a backend that never reads the incumbent keeps the work it was given.
 """
 
 from __future__ import annotations
@@ -32,6 +34,32 @@ WAIT_FIRST, WAIT_MOST = 0.0005, 0.01
 waiting costs no CPU and only the wait's length, never its outcome, depends on the clock."""
 
 
+class WorkBoard:
+    """Deterministic mode's work totals as the adaptive rule (:mod:`.focus`) decides them: row
+    ``a`` holds every run's total decided at exchange point ``a * period``, one column per run
+    (its slot). The parent writes a row before it marks that point settled; a worker reads the row
+    of the last decision at or before the point it passed, and only after waiting for that point
+    to be settled (:meth:`PointReporter.best`): the same row, hence the same total, in every run.
+    A zero means no decision (the total stays)."""
+
+    def __init__(self, ctx: object, runs: int, rows: int, period: int) -> None:
+        self.runs, self.rows, self.period = max(1, runs), max(1, rows), max(1, period)
+        self._totals = ctx.RawArray("q", self.runs * self.rows)
+
+    def write(self, row: int, totals: list[int]) -> None:
+        """Row ``row``'s totals, one per slot (parent side)."""
+        if 0 <= row < self.rows:
+            for slot, total in enumerate(totals[: self.runs]):
+                self._totals[row * self.runs + slot] = int(total)
+
+    def total_at(self, point: int, slot: int) -> int:
+        """The total decided last at or before exchange point ``point`` for ``slot`` (0: none)."""
+        row = min(point // self.period, self.rows - 1)
+        if row < 1 or not 0 <= slot < self.runs:
+            return 0
+        return int(self._totals[row * self.runs + slot])
+
+
 class PointReporter(PipeReporter):
     """The ``report`` of a deterministic backend's worker (see the module).
 
@@ -42,9 +70,11 @@ class PointReporter(PipeReporter):
     place that decides it; the runner makes no board for a deterministic run either)."""
 
     def __init__(self, conn: Connection, t0: float, board: SharedBest, shared: Optional[SharedBest],
-                 mapping: Optional[PlanMapping], total: int) -> None:
+                 mapping: Optional[PlanMapping], total: int,
+                 work_board: Optional[WorkBoard] = None, slot: int = 0) -> None:
         super().__init__(conn, t0, shared, mapping)
         self.board = board
+        self.work_board, self.slot = work_board, slot   # the adaptive rule's totals (.focus)
         self.points = 0
         self.held: Optional[tuple[np.ndarray, str]] = None
         self.held_bound: Optional[tuple[object, str]] = None
@@ -73,6 +103,10 @@ class PointReporter(PipeReporter):
                 pause = min(WAIT_MOST, 2 * pause)
             self.latest_best = self._read_best()
             self.stale = False
+            if self.work_board is not None:   # the point is settled: its decision is final
+                total = self.work_board.total_at(self.points, self.slot)
+                if total > 0:
+                    self.work.total = max(self.work.spent(), total)
         return self.latest_best
 
     def _read_best(self) -> Optional[np.ndarray]:

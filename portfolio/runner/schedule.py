@@ -18,6 +18,18 @@ runs on cores no one else wants), under ``slices`` it gets a slice only when few
 than cores are left, and it does not count as holding a core when idle cores are filled with extra
 seeds.
 
+CPU weights (``RunOptions.cpu_weights``, a selector's schedule; the adaptive rule's moves,
+:mod:`.focus`) become priorities: under ``share`` and ``pin`` a worker of weight ``w`` runs at
+``round(log(w_max / w) / log(NICE_RATIO))`` nice levels above the heaviest one (CFS gives each
+nice level about 1.25 times less CPU than the one below it; at most ``LOW_NICE``), set in the
+worker itself before it does anything (:func:`.worker.worker_main`), so that everything it starts
+inherits it. Under ``slices`` the weights rank the slices instead (least CPU per unit of weight
+runs first) and nobody is niced. An unprivileged process can raise its nice but never lower it
+again (``RLIMIT_NICE`` is 0 here), so a level once given is a floor: :meth:`Scheduler.reweigh`
+expresses a move toward a worker by raising the others, keeping the ratios, and stops moving once
+the levels run out (19 above the runner's own: a run started under ``nice -n 19`` has none, and
+weights then act only through the extra seeds, :mod:`.order`).
+
 Cores beyond the number of backends go to backends declaring ``threads`` (told through
 ``PORTFOLIO_CORES``), and whenever a core falls idle while budget is left the runner starts another
 copy of a ``randomized`` backend with a new seed (which one: :mod:`.order`).
@@ -25,9 +37,10 @@ copy of a ``randomized`` backend with a new seed (which one: :mod:`.order`).
 
 from __future__ import annotations
 
+import math
 import os
 import signal
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from ..options import POLICIES
 
@@ -35,6 +48,35 @@ SLICE = 0.5
 """Seconds of one time slice under ``slices``."""
 LOW_NICE = 19
 """The nice value of a worker that declared a low CPU demand (the lowest priority)."""
+NICE_RATIO = 1.25
+"""CFS's ratio of CPU weight between two neighbouring nice levels (1024 at nice 0, 820 at 1...)."""
+
+
+def nice_offset(weight: float, heaviest: float) -> int:
+    """The nice levels above the heaviest worker's for a worker of ``weight`` (both > 0):
+    ``round(log(heaviest / weight) / log(NICE_RATIO))``, at least 0, at most ``LOW_NICE``."""
+    if weight >= heaviest:
+        return 0
+    return min(LOW_NICE, max(0, round(math.log(heaviest / weight) / math.log(NICE_RATIO))))
+
+
+def nice_offsets(weights: Mapping[str, float]) -> dict[str, int]:
+    """Each name's nice offset for its weight against the heaviest of ``weights``."""
+    heaviest = max(weights.values(), default=1.0)
+    return {name: nice_offset(w, heaviest) for name, w in weights.items()}
+
+
+def share_of(offset: int) -> float:
+    """The CPU weight, relative to nice 0, of a worker ``offset`` levels above it."""
+    return NICE_RATIO ** -offset
+
+
+def own_nice() -> int:
+    """This process's nice value (what a worker starts from)."""
+    try:
+        return os.getpriority(os.PRIO_PROCESS, 0)
+    except (OSError, AttributeError):
+        return 0
 
 
 def machine_cores() -> int:
@@ -69,6 +111,9 @@ class Scheduler:
         self.pinned: dict[int, list[int]] = {}
         self.stopped: set[int] = set()
         self.low: set[int] = set()       # workers that declared a low CPU demand
+        self.levels: dict[int, int] = {}   # the nice level each worker was given (pid -> level)
+        self.weights: dict[int, float] = {}   # ``slices``: each worker's weight (default 1)
+        self.base = own_nice()           # the runner's own level: workers start from it
         self.next_slice = 0.0
         try:
             self.cpu_ids = sorted(os.sched_getaffinity(0))[:cores]
@@ -76,7 +121,19 @@ class Scheduler:
             self.cpu_ids = list(range(cores))
         self.cores = len(self.cpu_ids) or cores
 
-    def started(self, pid: int, cores: int) -> None:
+    def start_increment(self, offset: int) -> int:
+        """The nice increment a worker applies to itself at its start for a weight ``offset``
+        levels under the heaviest (:func:`nice_offset`): none under ``slices`` (weights rank the
+        slices there), else the offset, within what is left below ``LOW_NICE``."""
+        if self.policy == "slices":
+            return 0
+        return max(0, min(offset, LOW_NICE - self.base))
+
+    def started(self, pid: int, cores: int, increment: int = 0, weight: float = 1.0) -> None:
+        """A worker started: its level (the runner's plus the ``increment`` it gave itself), its
+        ``weight`` (``slices``), and its cores pinned under ``pin``."""
+        self.levels[pid] = min(LOW_NICE, self.base + increment)
+        self.weights[pid] = weight
         if self.policy != "pin" or not hasattr(os, "sched_setaffinity"):
             return
         chosen = sorted(range(self.cores), key=lambda c: (self.load[c], c))[:max(1, cores)]
@@ -93,14 +150,47 @@ class Scheduler:
             self.load[c] -= 1
         self.stopped.discard(pid)
         self.low.discard(pid)
+        self.levels.pop(pid, None)
+        self.weights.pop(pid, None)
 
     def lower(self, pid: int) -> None:
         """A worker declared a low demand: its whole process group (every thread of every process
         in it, and what they start later) to nice ``LOW_NICE``. Final: an unprivileged process
         cannot raise a priority again."""
         self.low.add(pid)
+        self._set_level(pid, LOW_NICE)
+
+    def level(self, pid: int) -> int:
+        """The nice level the worker ``pid`` was given (the runner's own when unknown)."""
+        return self.levels.get(pid, self.base)
+
+    def reweigh(self, offsets: Mapping[int, int]) -> dict[int, int]:
+        """New weights for some workers, as nice offsets under the heaviest of them (pid ->
+        offset): under ``slices`` they rank the slices; otherwise each gets ``top + offset``, where
+        ``top`` is the lowest level that lowers nobody (a level cannot be taken back), at most
+        ``LOW_NICE``. Workers with a low demand are left out. Returns the levels set (pid ->
+        level; under ``slices``, the offsets)."""
+        offsets = {pid: off for pid, off in offsets.items() if pid not in self.low}
+        if self.policy == "slices":
+            for pid, off in offsets.items():
+                self.weights[pid] = share_of(off)
+            return dict(offsets)
+        top = max([self.level(pid) - off for pid, off in offsets.items()] + [self.base])
+        out = {}
+        for pid, off in offsets.items():
+            level = min(LOW_NICE, top + off)
+            if level > self.level(pid):
+                self._set_level(pid, level)
+            out[pid] = self.level(pid)
+        return out
+
+    def _set_level(self, pid: int, level: int) -> None:
+        """The worker's whole process group to nice ``level`` (never below what it has)."""
+        if level <= self.levels.get(pid, self.base) and pid not in self.low:
+            return
+        self.levels[pid] = max(level, self.levels.get(pid, self.base))
         try:
-            os.setpriority(os.PRIO_PGRP, pid, LOW_NICE)
+            os.setpriority(os.PRIO_PGRP, pid, self.levels[pid])
         except (OSError, AttributeError):
             pass
 
@@ -109,7 +199,8 @@ class Scheduler:
         if self.policy != "slices" or now < self.next_slice:
             return
         self.next_slice = now + SLICE
-        ranked = sorted(running, key=lambda pc: (pc[0] in self.low, pc[1]))
+        ranked = sorted(running, key=lambda pc: (pc[0] in self.low,
+                                                 pc[1] / self.weights.get(pc[0], 1.0)))
         go = {pid for pid, _ in ranked[: self.cores]}
         for pid, _ in ranked:
             self._signal(pid, go=pid in go)

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from .context import RunContext
     from .demotion import Demotion
     from .exchange import Exchange
+    from .focus import Focus
     from .presolving import Presolve
 
 
@@ -32,15 +33,18 @@ class Supervisor:
     them, since when) and the children it must not end (``spare``). Reads the workers (the
     context's ``crew``), lowers and resumes them through its ``scheduler``, ends their rows through
     its ``rows``; a verified plan, a bound or a final result goes to ``answers``, a demand to
-    ``demotion``, an exchange point to ``exchange`` (deterministic mode only); ``presolve`` is
-    asked for its child's pid (an orphan sweep spares it)."""
+    ``demotion``, an exchange point to ``exchange`` (deterministic mode only); ``focus`` is told
+    of each verified plan of a timed run with the incumbent it arrived on (the adaptive rule's
+    credit) and, in deterministic mode, of each demand with the point it follows; ``presolve``
+    is asked for its child's pid (an orphan sweep spares it)."""
 
     def __init__(self, context: "RunContext", answers: "Answers", demotion: "Demotion",
-                 exchange: Optional["Exchange"], presolve: "Presolve") -> None:
+                 exchange: Optional["Exchange"], presolve: "Presolve", focus: "Focus") -> None:
         self._crew, self._scheduler, self._rows = context.crew, context.scheduler, context.rows
         self._clock, self._options = context.clock, context.options
         self._answers, self._demotion, self._exchange, self._presolve = (answers, demotion,
                                                                          exchange, presolve)
+        self._focus = focus
         self._memory_limit = context.memory_limit
         self._next_memory_check = 0.0
         self._adopting, self._was_subreaper, self._run_ticks = False, False, 0
@@ -111,14 +115,20 @@ class Supervisor:
         elif kind == "held":
             self._exchange.on_held(worker, *fields)
         elif kind == "incumbent":
-            refused, _ = self._answers.consider(run, fields[1], fields[2])
+            before = self._answers.standing()
+            refused, ev = self._answers.consider(run, fields[1], fields[2])
             if refused:
                 refuse(worker, refused, self._rows)
+            else:
+                self._focus.posted(worker, fields[1], ev.cost, before,
+                                   bool(worker.backend.capabilities.warm_start))
         elif kind == "bound":
             self._answers.in_run_bound(run, fields[1], fields[2],
                                        bool(worker.backend.capabilities.exact))
         elif kind == "demand":
             self._demotion.set_demand(worker, fields[0], fields[1])
+            if self._exchange is not None:   # sent after the last point it handed over
+                self._focus.declared(run.name, fields[0], self._exchange.reached(run.name))
         elif kind == "error":
             self._rows.errored(run, *fields[0])
             if self._exchange is not None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
@@ -40,6 +40,41 @@ K, N and S after the three changes a compiler makes, three seeds alternated, at 
 only split whose mean beat the cold solve on every (instance, change) (every backend following
 lost on K's tighter limit, where the repair makes the plan 36 % dearer; every backend cold lost on
 S's); docs/benchmarks/resolve.md."""
+
+
+FAR_REPAIR = 0.25
+"""When no one decides a re-solve's cold part (``RunOptions.cold`` None: no selector, no
+``cold=``), the runner does, from how far the warm start was from fitting: when the repair made
+the plan more than this much dearer than it was given (over memory, its cost as given against
+the repaired plan's), every backend starts cold (the warm plan stays an incumbent); otherwise
+:data:`COLD`. Two measured points (docs/benchmarks/resolve.md, 10 s, three seeds): K's limit
+3 % tighter, the repair 36 % dearer, where every backend cold was the best split (-3.44 % against
+a cold solve, :data:`COLD` -0.21 %); S's, the repair 17 % dearer, where following the repaired
+plan won (:data:`COLD` -6.85 %, every backend cold +0.69 %). The threshold lies between them."""
+
+
+def repair_rise(warm: "WarmStart") -> Optional[float]:
+    """How much dearer the repair made the plan than it was given (a share: 0.36 for 36 %), or
+    None when that means nothing: not repaired, or the given plan has forbidden choices (its cost
+    counts them at ``10**18``)."""
+    given = warm.given_eval
+    if warm.status != REPAIRED or given.has_forbidden or given.cost <= 0:
+        return None
+    return warm.start_eval.cost / given.cost - 1.0
+
+
+def cold_part(warm: "WarmStart", names: Sequence[str],
+              given: Optional[tuple[str, ...]]) -> tuple[tuple[str, ...], str]:
+    """The run's cold part and why: ``given`` (a selector's or the caller's) when there is one,
+    else the rule of :data:`FAR_REPAIR` over the run's backends ``names``."""
+    if given is not None:
+        return tuple(given), "given"
+    rise = repair_rise(warm)
+    if rise is not None and rise > FAR_REPAIR:
+        return tuple(names), (f"the repair made the plan {100 * rise:.1f} % dearer (more than "
+                              f"{100 * FAR_REPAIR:.0f} %): every backend starts cold")
+    return COLD, "the default" + ("" if rise is None else
+                                  f" (the repair made the plan {100 * rise:.1f} % dearer)")
 
 
 def starts_cold(name: str, cold: Optional[tuple[str, ...]]) -> bool:
@@ -69,6 +104,13 @@ class WarmStart:
     cut: Optional[float] = None
     """Deterministic mode: the seconds the repair had when the run's deadline ended it unfinished
     (None: it finished, or was not needed); the run then goes on from the plan as given."""
+    cold: tuple[str, ...] = COLD
+    """The backends that start cold (:meth:`decide_cold`)."""
+    cold_why: str = "the default"
+
+    def decide_cold(self, names: Sequence[str], given: Optional[tuple[str, ...]]) -> None:
+        """The run's cold part, given or by the rule (:func:`cold_part`), over backends ``names``."""
+        self.cold, self.cold_why = cold_part(self, names, given)
 
     @property
     def start_cost(self) -> Optional[int]:

@@ -289,6 +289,9 @@ class WorkerSpec:
     fresher: bool = True
     """Take the portfolio's best plan as the warm start when one is there at ``solve`` time (False:
     a backend that starts cold in a re-solve keeps its ``warm_start``)."""
+    nice: int = 0
+    """Nice levels the worker adds to its own at its start, before anything else (its CPU weight,
+    :mod:`.schedule`): what it starts inherits them."""
     control: Optional[Connection] = None
     """An early start (its set-up while presolve runs): after ``prepare`` the worker waits here for
     ``("go", presolved_file_or_None, warm_start)`` and solves the presolved problem read from that
@@ -338,6 +341,11 @@ def worker_main(spec: WorkerSpec, conn: Connection) -> None:
     expanded to the original problem here, before the parent verifies it.
     """
     os.setpgrp()  # own process group: a kill at the deadline also reaches programs it started
+    if spec.nice > 0:   # its CPU weight (.schedule), before it starts anything
+        try:
+            os.nice(spec.nice)
+        except OSError:
+            pass
     die_with_parent()
     contain.isolate_stdout()      # nothing the backend prints reaches the answer on stdout
     contain.become_subreaper()    # whatever it starts stays in this tree ...

@@ -47,7 +47,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from portfolio.backend import Reporter, SolveResult, Status, time_left
+from portfolio.backend import NORMAL, PROOF, Reporter, SolveResult, Status, time_left
 from portfolio.problem import Problem
 
 from .pace import Pace, TimedPace, WorkPace
@@ -125,7 +125,10 @@ class PenaltySearch:
         limits = pace.exact_limits()
         if limits is None:
             return None
+        # a proof search on a model that fits: the runner's adaptive rule keeps its share
+        report.demand(PROOF, "exact mode")
         out = solve_exact(problem, seed=seed, ub=best.cost, start=best.plan, **limits)
+        report.demand(NORMAL, "penalty rounds")
         notes.append(f"exact mode: {out['note']}")
         if out["plan"] is not None:
             best.offer(np.asarray(out["plan"], dtype=np.int64), "toulbar2 exact mode", own=True)
