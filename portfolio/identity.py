@@ -33,12 +33,13 @@ from .options import RunOptions
 DIGEST_CHARS = 16
 """Hex digits of a digest (the identity, a warm start, a plugin module's file)."""
 
-RUN_FIELDS = ("presolve", "exhaustive", "early_stop", "fallback", "objective")
+RUN_FIELDS = ("presolve", "exhaustive", "early_stop", "fallback", "objective", "adaptive")
 """The run options in the identity: presolve gives backends another problem; the exhaustive
 scoring settles a tiny instance itself; an early stop ends the run at an earlier point; the
 runner's fallback plan may be the answer; the objective says what is minimised (``peak`` is
-refused in this mode, but the field says which). The seed, the work, the warm start and ``cold``
-are in as well, beside them."""
+refused in this mode, but the field says which); the adaptive rule moves work between the
+backends at exchange points. The seed, the work, the warm start, ``cold`` and the CPU weights
+(which scale each backend's share of the work) are in as well, beside them."""
 
 LEFT_OUT = {
     "time_limit": "the safety net only: when it fires the run says it is not complete",
@@ -118,6 +119,7 @@ def plan_identity(options: RunOptions, backends: Sequence[BackendLike],
         "warm_start": warm,
         "cold": None if warm is None else (
             "default" if options.cold is None else sorted(options.cold)),
+        "cpu_weights": {name: float(w) for name, w in sorted(options.cpu_weights.items())},
         "backends": {b.name: _class_path(b) for b in sorted(backends, key=lambda b: b.name)},
         "versions": {"portfolio": distribution_version(DISTRIBUTION) or "",
                      **engine_versions(backends)},

@@ -23,7 +23,8 @@ def test_the_defaults_are_the_runners():
     assert (options.memory_limit, options.policy, options.extra_seeds, options.honour_demand) == (
         "default", DEFAULT_POLICY, True, True)
     assert options.time_limit == 60.0 and options.cluster is None
-    assert dict(options.cpu_weights) == {}   # equal shares (a selector's weights: recorded only)
+    assert dict(options.cpu_weights) == {}   # equal shares
+    assert options.adaptive is True   # the adaptive rule (runner/focus.py) is on by default
 
 
 def test_the_api_defaults_are_the_clis():
@@ -89,6 +90,7 @@ def test_frozen_and_float_time():
     (dict(cpu_weights={"toulbar2": 0}), "cpu_weights: expected {backend: positive weight}"),
     (dict(cpu_weights={"toulbar2": True}), "cpu_weights: expected {backend: positive weight}"),
     (dict(cpu_weights=[("toulbar2", 2.0)]), "cpu_weights: expected {backend: positive weight}"),
+    (dict(adaptive="yes"), "adaptive: expected True or False"),
 ])
 def test_a_bad_value_names_its_field(fields, message):
     with pytest.raises(ProblemError, match="^" + re.escape(message)):

@@ -138,11 +138,8 @@ def select_run(selector: Selector, problem: Problem, picked: Any, options: RunOp
               for b in dict.fromkeys([*ours, *chosen.options])}
     options = replace(options, backend_options=merged, cpu_weights=dict(schedule.weights or {}),
                       cold=options.cold if user.cold or schedule.cold is None else schedule.cold)
-    if schedule.weights:
-        warn(f"selector: CPU weights {schedule.weights} recorded, not applied yet (the runner "
-             f"shares the cores equally)")
     record.update(applied=True, seconds=round(time.perf_counter() - t0, 4),
-                  weights_applied=False)
+                  weights_applied=True)   # RunOptions.cpu_weights: the runner's (.focus)
     return replace(chosen, options=merged), options, record
 
 

@@ -419,7 +419,8 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
           work: Optional[int] = None, objective: str = "cost",
           backend_options: Optional[Mapping[str, Mapping[str, Any]]] = None,
           config: ConfigPaths = None,
-          cold: Optional[Sequence[str]] = None, selector: SelectorLike = DEFAULT) -> SolveResult:
+          cold: Optional[Sequence[str]] = None, selector: SelectorLike = DEFAULT,
+          adaptive: bool = True) -> SolveResult:
     """Find the cheapest feasible plan for ``problem`` within ``time_limit`` seconds of this call
     (loading included; None: 60 s, or 600 s in deterministic mode), as ``portfolio solve`` does,
     and return it verified.
@@ -464,7 +465,9 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
     options, CPU weights) from the problem's cheap features and the budget; ``"default"``, the
     shipped one when the default uses it; None, none. Backends the caller names win over it;
     given options lie over its options; ``result.selection`` records its choice either way
-    (docs/selection.md).
+    (docs/selection.md). ``adaptive=False`` (``--no-adaptive``) keeps each backend's share of the
+    CPU (of the work, in deterministic mode) as it started, instead of moving it toward the
+    backends that improve the incumbent (``portfolio.runner.focus``).
     Bad input raises :class:`ProblemError` (also a scheduler that cannot be reached with
     ``dask_unreachable="fail"``: ``ClusterUnavailable``, a subclass; an unknown option or a bad
     value: ``OptionError``, a subclass). Runs in this process serialise.
@@ -476,7 +479,7 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
                                           dask_unreachable),
                          deterministic=deterministic, work=work, objective=objective,
                          cold=None if cold is None else (cold,) if isinstance(cold, str)
-                         else tuple(cold))
+                         else tuple(cold), adaptive=adaptive)
     time_limit = options.time_limit
     if on_improve is not None and not callable(on_improve):
         raise ProblemError(f"on_improve: expected a callable, got {type(on_improve).__name__}")

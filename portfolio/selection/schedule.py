@@ -1,7 +1,7 @@
 """A schedule: what a selector chooses for one run (docs/selection.md).
 
-Which backends run, with which options, the CPU weight of each (recorded, not applied yet: the
-runner shares the cores equally until it supports weights; :attr:`RunOptions.cpu_weights`), and
+Which backends run, with which options, the CPU weight of each (:attr:`RunOptions.cpu_weights`:
+each worker's priority at its start, and its share of the work in deterministic mode), and
 a re-solve's cold part (which backends start cold when a warm start is given; None keeps the
 runner's measured default, :data:`portfolio.runner.warmstart.COLD`).
 
@@ -63,8 +63,8 @@ class Schedule:
     backends: tuple[str, ...]
     options: dict[str, dict[str, Any]] = field(default_factory=dict)
     weights: Optional[dict[str, float]] = None
-    """CPU weight per backend (None: equal shares). Recorded in the run's ``selection`` and in
-    ``RunOptions.cpu_weights``; the runner does not apply weights yet."""
+    """CPU weight per backend (None: equal shares). Recorded in the run's ``selection`` and
+    applied as ``RunOptions.cpu_weights`` (:mod:`portfolio.runner.focus`)."""
     cold: Optional[tuple[str, ...]] = None
     """A re-solve's cold part (``RunOptions.cold``); None: the runner's measured default."""
 
