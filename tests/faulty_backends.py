@@ -352,3 +352,74 @@ class ClaimsOptimal(BruteForce):
 
 
 ALL.extend([StopsOnSafetyNet(), ClaimsOptimal()])
+
+
+# ---------------------------------------------------------------------------------------- issue 50
+class Improves(_Test):
+    """Anytime and randomized: every ``every`` seconds it reports a cheaper feasible plan of its own
+    (random plans, sorted by cost: each far from the one before, a region of its own), and spins in
+    between; its note says its nice value at the end (its worker's, read from /proc)."""
+
+    capabilities = Capabilities(anytime=True, randomized=True)
+
+    def __init__(self, name="improves", every=0.1):
+        self.name, self.every = name, every
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        rng = np.random.default_rng(seed)
+        counts = problem.strategy_counts
+        plans = []
+        for _ in range(400):
+            plan = (rng.random(problem.num_nodes) * counts).astype(np.int64)
+            ev = evaluate(problem, plan)
+            if ev.feasible and not ev.has_forbidden:
+                plans.append((ev.cost, plan))
+        plans.sort(key=lambda cp: -cp[0])
+        best, due, x = None, time.monotonic(), 0
+        while time.time() < deadline - 0.05:
+            if plans and time.monotonic() >= due:
+                cost, plan = plans.pop(0)
+                if best is None or cost < best[0]:
+                    best = (cost, plan)
+                    report(plan, "improved")
+                due = time.monotonic() + self.every
+            for _ in range(5000):
+                x += 1
+        return SolveResult(Status.FEASIBLE, None if best is None else best[1],
+                           note=f"nice={nice_of(os.getpid())}")
+
+
+class Stalls(_Test):
+    """Anytime: spins to the deadline and finds nothing (a backend that does not improve); its
+    note says its nice value at the end."""
+
+    capabilities = Capabilities(anytime=True)
+
+    def __init__(self, name="stalls"):
+        self.name = name
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        x = 0
+        while time.time() < deadline - 0.05:
+            for _ in range(5000):
+                x += 1
+        return SolveResult(Status.NO_SOLUTION, note=f"nice={nice_of(os.getpid())}")
+
+
+class Proves(Stalls):
+    """Exact and anytime: declares a proof search (its model fits) and spins, finding nothing."""
+
+    capabilities = Capabilities(exact=True, anytime=True)
+
+    def __init__(self, name="proves"):
+        self.name = name
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        report.demand("proof", "full model")
+        return super().solve(problem, deadline, seed, warm_start, report)
+
+
+def nice_of(pid: int) -> int:
+    """A process's nice value, field 19 of /proc/PID/stat (after the command's closing bracket)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        return int(fh.read().rsplit(")", 1)[1].split()[16])

@@ -99,7 +99,8 @@ class Focus:
     """The weights and the rule above.
 
     Owns the start weights, the credit book, each run's decayed credit and CPU (work in
-    deterministic mode), the CPU a worker had when its search started, each run's current factor,
+    deterministic mode), the CPU a worker had when its search started, each run's current factor
+    and its weight as nice levels under the heaviest (meant, whether or not the levels were there),
     the demands declared per exchange point (deterministic mode), the totals of work, and the
     record of its moves. Asks the context's ``rows`` (CPU, phase, demand), ``crew`` (the workers)
     and ``scheduler`` (levels, :meth:`.schedule.Scheduler.reweigh`); in deterministic mode
@@ -122,6 +123,7 @@ class Focus:
         self._cpu_seen: dict[str, float] = {}
         self._search_cpu: dict[str, float] = {}
         self._factor: dict[str, float] = {}
+        self._intent: dict[str, int] = {}   # each run's weight as nice levels under the heaviest
         self._next = time.monotonic() + self._window
         self._moves: list[dict] = []
         self._declared: dict[str, list[tuple[int, str]]] = {}
@@ -142,21 +144,25 @@ class Focus:
             return 0
         original = next((w for w in self._crew.live() if w.run.name == backend), None)
         if run != backend and original is not None:
+            self._intent[run] = self._intent.get(backend, 0)
             return self._scheduler.level(original.process.pid) - self._scheduler.base
-        return self._scheduler.start_increment(nice_offset(self.weight(backend), self._heaviest))
+        self._intent[run] = nice_offset(self.weight(backend), self._heaviest)
+        return self._scheduler.start_increment(self._intent[run])
 
     def backend_weight(self, backend: str) -> float:
         """A backend's weight now: its start weight times its own worker's factor."""
         return self.weight(backend) * self._factor.get(backend, 1.0)
 
     def claim(self, workers: list["Worker"]) -> float:
-        """The cores ``workers`` claim: each its cores times its weight against the lightest level
-        among them (a worker niced 6 levels over another claims about a quarter of its cores)."""
+        """The cores ``workers`` claim: each its cores times its weight against the heaviest among
+        them (a worker 6 levels under another claims about a quarter of its cores). The weights
+        meant, not the nice levels set: a run started at nice 19 has no levels to set, and its
+        weights then act through the extra seeds alone."""
         if not workers:
             return 0.0
-        levels = {w.process.pid: self._scheduler.level(w.process.pid) for w in workers}
-        lightest = min(levels.values())
-        return sum(w.run.cores * share_of(levels[w.process.pid] - lightest) for w in workers)
+        intent = {w.run.name: self._intent.get(w.run.name, 0) for w in workers}
+        lightest = min(intent.values())
+        return sum(w.run.cores * share_of(intent[w.run.name] - lightest) for w in workers)
 
     # ---------------------------------------------------------------- credit
     def _can_own(self, run: str) -> bool:
@@ -216,12 +222,13 @@ class Focus:
             return
         weights = {w.process.pid: self.weight(w.run.backend) * factors[w.run.name] for w in judged}
         heaviest = max(weights.values())
-        want = {pid: nice_offset(w, heaviest) for pid, w in weights.items()}
-        lightest = min(self._scheduler.level(pid) for pid in want)
-        if max(abs(want[pid] - (self._scheduler.level(pid) - lightest)) for pid in want) \
+        want = {w.run.name: nice_offset(weights[w.process.pid], heaviest) for w in judged}
+        lightest = min(self._intent.get(name, 0) for name in want)
+        if max(abs(want[name] - (self._intent.get(name, 0) - lightest)) for name in want) \
                 < HYSTERESIS:
             return
-        levels = self._scheduler.reweigh(want)
+        levels = self._scheduler.reweigh({w.process.pid: want[w.run.name] for w in judged})
+        self._intent.update(want)
         self._factor.update(factors)
         self._moves.append({"time": round(self._clock.now(), 2),
                             "rates": {n: round(r, 6) for n, r in sorted(rates.items())},
