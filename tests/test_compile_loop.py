@@ -102,6 +102,40 @@ def test_without_a_warm_start_nobody_is_cold_and_the_default_is_named():
     assert result.runs["a"].note == "none"
 
 
+def _far(cheap: int):
+    """Two overlapping nodes whose cheap strategy (cost ``cheap``, 10 units) fits only for one of
+    them under the limit of 11; the other strategy costs 10 and uses 1 unit."""
+    from tiny import make_problem
+    from portfolio.problem import Capacity
+
+    return make_problem([[cheap, 10], [cheap, 10]], [(0, 2), (0, 2)], [[10, 1], [10, 1]], [], [],
+                        capacity=Capacity.uniform(11))
+
+
+@pytest.mark.parametrize("cheap, everyone", [(1, True), (9, False)])
+def test_without_a_given_cold_part_the_repair_decides_it(cheap, everyone):
+    """[0, 0] is over memory: its repair moves one node to the dear strategy, 1 + 10 against 2
+    (450 % dearer: every backend starts cold) or 9 + 10 against 18 (5.6 %: the default)."""
+    from portfolio.runner.warmstart import COLD, FAR_REPAIR
+
+    problem = _far(cheap)
+    result = run_portfolio(problem, [Recorder("a"), Recorder("toulbar2")],
+                           RunOptions(time_limit=3, warm_start=[0, 0], presolve=False))
+    assert result.warm_start["status"] == "repaired"
+    rise = result.warm_start["repair"]["cost"] / (2 * cheap) - 1
+    assert (rise > FAR_REPAIR) == everyone
+    if everyone:
+        assert result.warm_start["cold"] == ["a", "toulbar2"]
+        assert "every backend starts cold" in result.warm_start["cold_why"]
+        assert result.runs["a"].note == "none"              # it did not start from the plan
+    else:
+        assert result.warm_start["cold"] == sorted(COLD)
+        assert result.warm_start["cold_why"].startswith("the default")
+    given = run_portfolio(problem, [Recorder("a"), Recorder("toulbar2")],
+                          RunOptions(time_limit=3, warm_start=[0, 0], cold=(), presolve=False))
+    assert given.warm_start["cold"] == [] and given.warm_start["cold_why"] == "given"
+
+
 def test_cold_must_be_backend_names():
     from portfolio.errors import ProblemError
 

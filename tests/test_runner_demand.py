@@ -152,3 +152,48 @@ def test_a_bound_only_backend_far_from_the_plans_goes_low(example, bound, honour
         assert run.note == f"nice={LOW_NICE}"
     else:
         assert run.demand == "normal" and run.note == f"nice={os.nice(0)}"
+
+
+# ---------------------------------------------------------------- the budget-aware check (issue 50)
+class SlowBounder(PureBounder):
+    """Bound-only: sends ``value``, then ``steps`` bounds ``step`` higher one second apart, and
+    returns after ``seconds`` (so that a long budget's run ends early)."""
+
+    def __init__(self, value: int, step: int, steps: int, seconds: float, name: str) -> None:
+        super().__init__(value, name)
+        self.step, self.steps, self.seconds = step, steps, seconds
+
+    def solve(self, problem, deadline, seed, warm_start, report):
+        stop = time.monotonic() + self.seconds
+        report.bound(self.value, "first")
+        for k in range(1, self.steps + 1):
+            time.sleep(1.0)
+            report.bound(self.value + k * self.step, f"step {k}")
+        while time.monotonic() < stop:
+            time.sleep(0.02)
+        return SolveResult(Status.NO_SOLUTION, note="done")
+
+
+def test_the_bounder_check_follows_the_budget_and_the_bound():
+    from portfolio.runner.demotion import BOUNDER_MIN, BOUNDER_STALL, check_after, last_progress
+    from portfolio.runner.result import BoundPoint
+
+    assert check_after(60, 0.0) == BOUNDER_MIN              # a stalled bound: 5 s, not 12
+    assert check_after(240, 0.0) == BOUNDER_MIN             # and not 48 s at S's contest limit
+    assert check_after(240, 30.0) == 30.0 + BOUNDER_STALL   # a bound that moved: its chance
+    assert check_after(240, 100.0) == 48.0                  # never later than 20 % of the budget
+    assert check_after(10, 0.0) == 2.0                      # a short budget: 20 % of it
+    points = [BoundPoint(1.0, 100, "b"), BoundPoint(2.0, 101, "b"), BoundPoint(4.0, 130, "b")]
+    assert last_progress(points, 0.5, 1000) == 3.5          # +1 is under 1 % of 1000; +29 is not
+    assert last_progress(points[:2], 0.5, 1000) == 0.5
+
+
+@pytest.mark.parametrize("steps, low", [(0, True), (8, False)])
+def test_a_stalled_bound_goes_low_long_before_a_fifth_of_a_long_budget(example, steps, low):
+    # the least-memory plan costs 465: the bounds stay under it, each step 2 % of it
+    bounder = SlowBounder(100, 10, steps, 9.0, "slow-bounder")
+    result = run_portfolio(example, [bounder, Demanding("plans", "normal")],
+                           RunOptions(time_limit=100.0, workers=2, extra_seeds=False))
+    run = result.runs["slow-bounder"]
+    assert result.elapsed < 30, result.elapsed              # it ended when the bounder did
+    assert (run.demand == LOW) == low, (run.demand, run.demand_note)

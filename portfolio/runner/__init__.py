@@ -5,7 +5,8 @@ each an object owning its state and given the run's ``context`` (``RunContext``)
 rows of the backend runs and their one writer, by named transitions), ``launch`` (starting workers), ``supervise`` (reading and ending
 them), ``answers`` (verification, claims, the incumbent, the answer), ``presolving`` (presolve in
 a child under the deadline), and one rule each: ``order`` (start order), ``demotion`` (low CPU
-demand), ``stopping`` (early stop, signals; the deadlines are ``deadlines``), ``exchange``
+demand), ``focus`` (the CPU weights and the adaptive rule, over ``credit``: who made the
+incumbent better), ``stopping`` (early stop, signals; the deadlines are ``deadlines``), ``exchange``
 (deterministic mode's exchange points); ``worker`` is the worker side and its protocol, ``points``
 deterministic mode's worker side; ``validate`` checks every message; ``claims`` keeps what backends
 claim apart from what was verified; ``schedule`` shares the cores; ``fallback`` is the instant plan
