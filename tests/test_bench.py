@@ -135,6 +135,23 @@ def test_sweep_streams_verified_rows_and_refuses_to_overwrite(instances, tmp_pat
     assert len(kept) == 1 and len(rows_of(kept[0])) == 8  # never lose results
 
 
+def test_a_configuration_gives_the_portfolio_run_options(instances, tmp_path):
+    """``portfolio[adaptive=false]``: the runner's adaptive rule off for that configuration."""
+    res = invoke("bench", instances / "example.json", "-b", "on=portfolio,off=portfolio[adaptive=false]",
+                 "-t", LIMIT, "--name", "r", "--runs-dir", tmp_path, "-q")
+    assert res.exit_code == 0, res.output
+    rows = {r["configuration"]: r for r in rows_of(tmp_path / "r")}
+    assert rows["on"]["run_options"] == {} and rows["on"]["schedule"]["adaptive"] is True
+    assert rows["off"]["run_options"] == {"adaptive": False}
+    assert rows["off"]["schedule"]["adaptive"] is False and rows["off"]["schedule"]["moves"] == []
+    meta = json.loads((tmp_path / "r" / "meta.json").read_text())
+    assert {c["name"]: c.get("run_options") for c in meta["configurations"]} == {
+        "on": None, "off": {"adaptive": False}}
+    bad = invoke("bench", instances / "example.json", "-b", "x=portfolio[workers=3]", "-t", LIMIT,
+                 "--name", "b", "--runs-dir", tmp_path)
+    assert bad.exit_code == 2 and "not a run option (run options: adaptive)" in bad.stderr
+
+
 def test_failing_tasks_do_not_stop_the_sweep(instances, tmp_path, faulty_plugins):
     bad = tmp_path / "bad.json"
     bad.write_text('{"problem": {"nodes": ')

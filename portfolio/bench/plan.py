@@ -54,6 +54,9 @@ class Configuration:
     """A :class:`.checkout.Checkout`: another checkout's code runs its tasks (``LABEL=MEMBERS@PATH``, :mod:`.checkout`)."""
     command: Optional[Any] = None
     """A :class:`.command.Command`: a command runs its tasks, the contest's way (``LABEL=cmd:...``, :mod:`.command`)."""
+    run: tuple[tuple[str, Any], ...] = ()
+    """Run options given in the brackets of the member ``portfolio`` (``portfolio[adaptive=false]``:
+    :data:`RUN_OPTIONS`), as (name, value) pairs."""
 
     @property
     def is_portfolio(self) -> bool:
@@ -77,6 +80,7 @@ class Task:
     work: Optional[int] = None      # its work units (None: the runner's default)
     checkout: Optional[Any] = None  # a .checkout.Checkout: another checkout's code runs the task
     command: Optional[Any] = None   # a .command.Command: a command runs the task
+    run: tuple[tuple[str, Any], ...] = ()   # run options (``portfolio[adaptive=false]``)
 
     @property
     def key(self) -> tuple[str, str, int, int]:
@@ -206,8 +210,9 @@ def parse_configuration(spec: str) -> tuple[str, tuple[str, ...], dict[str, dict
     """One ``--backends`` item: ``greedy`` (one backend), ``mine+greedy+localsearch`` (a set run
     together as one portfolio, named as written), ``fast=greedy+localsearch`` (a set with a name),
     each member with options in brackets (``toulbar2[warm_follow=last,first_limit=6]``, pip's
-    extras syntax); the member ``portfolio`` is the default set. Returns (label, members, option
-    texts per member)."""
+    extras syntax); the member ``portfolio`` is the default set, its brackets run options
+    (``portfolio[adaptive=false]``, :data:`RUN_OPTIONS`). Returns (label, members, option texts
+    per member)."""
     from ..backend_options import OptionError, parse_bracket_options
 
     spec = spec.strip()
@@ -232,6 +237,28 @@ def parse_configuration(spec: str) -> tuple[str, tuple[str, ...], dict[str, dict
     if len(set(members)) != len(members):
         raise BenchError(f"configuration {spec!r} names a backend twice")
     return label, tuple(members), options
+
+
+RUN_OPTIONS = {"adaptive": bool}
+"""Run options a configuration may give in the brackets of its member ``portfolio`` (the default
+set), ``portfolio[adaptive=false]``: the :class:`~portfolio.options.RunOptions` fields a
+comparison of the runner's own rules needs."""
+
+
+def run_options(label: str, texts: dict[str, str]) -> tuple[tuple[str, Any], ...]:
+    """The run options of ``portfolio[...]`` in configuration ``label``, typed (one line when a
+    name is not a run option or a value does not parse)."""
+    out = []
+    for name, text in sorted(texts.items()):
+        kind = RUN_OPTIONS.get(name)
+        if kind is None:
+            raise BenchError(f"configuration {label!r}: portfolio[{name}=...]: not a run option "
+                             f"(run options: {', '.join(sorted(RUN_OPTIONS))})")
+        if text.lower() not in ("true", "false"):
+            raise BenchError(f"configuration {label!r}: portfolio[{name}={text}]: expected true "
+                             f"or false")
+        out.append((name, text.lower() == "true"))
+    return tuple(out)
 
 
 COMMAND_PREFIX = "cmd:"
@@ -333,6 +360,7 @@ def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool,
             _check_deterministic(registry, label, [m for m in members if m != PORTFOLIO_CONFIGURATION],
                                  names)
         options = {k: dict(v) for k, v in base.items()}
+        run = run_options(label, texts.pop(PORTFOLIO_CONFIGURATION, {}))
         try:
             for name, values in texts.items():
                 extra = gather(lookup_in(registry), ", ".join(registry.names()),
@@ -341,7 +369,7 @@ def resolve_configurations(backends: Optional[Sequence[str]], portfolio: bool,
                     options.setdefault(backend, {}).update(vals)
         except OptionError as exc:
             raise BenchError(f"configuration {label!r}: {exc}") from None
-        made.append(Configuration(label, tuple(names), option_set(options)))
+        made.append(Configuration(label, tuple(names), option_set(options), run=run))
     local_made = iter(made)
     configs = [next(local_made) if key == "" else others[key] for key in order]
     if portfolio:
@@ -456,6 +484,6 @@ def plan_tasks(instances: Sequence[Instance], configurations: Sequence[Configura
                     tasks.append(Task(inst.name, inst.path, config.name, config.backends, seed, rep,
                                       inst.time_limit, workers, plugins, jobs, config.options,
                                       deterministic or work is not None, work, config.checkout,
-                                      config.command))
+                                      config.command, config.run))
     return tasks
 

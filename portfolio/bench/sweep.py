@@ -55,6 +55,8 @@ def _failure(row: dict, earlier: bool) -> Optional[dict]:
 
 def _configuration_meta(config: Configuration) -> dict:
     out = {"name": config.name, "backends": list(config.backends), "options": option_dict(config.options)}
+    if config.run:
+        out["run_options"] = dict(config.run)
     if config.checkout is not None:
         out["checkout"] = config.checkout.describe()
     if config.command is not None:

@@ -40,6 +40,7 @@ def _row_header(task: Task) -> dict:
         "time_limit": task.time_limit,
         "options_given": option_dict(task.options),
         "work": task_work(task),
+        "run_options": dict(getattr(task, "run", ())),   # portfolio[adaptive=false]
     }
 
 
@@ -107,7 +108,7 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
     options = RunOptions(task.time_limit, start=start, workers=workers, seed=task.seed,
                          presolve=True, fallback=False,  # the backends' own rows
                          backend_options=option_dict(task.options),
-                         deterministic=task.deterministic, work=task.work)
+                         deterministic=task.deterministic, work=task.work, **dict(task.run))
     result = run_portfolio(problem, backends, options)
     cores = (result.schedule or {}).get("cores", workers)
     cpu = cpu_record([r.to_dict() for r in result.runs.values()], cores, result.elapsed,
@@ -165,6 +166,7 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
                           "source": sources.get(r.name, "")} for r in runs],
         "workers": workers,
         "cpu": cpu,   # the CPU its backends got against their due, the load (portfolio.cpuload)
+        "schedule": result.schedule,   # the cores' policy, the CPU weights, the adaptive rule's moves
         "plan_hash": result.plan_hash,
         "deterministic": result.deterministic,   # the mode's record (complete, reason...); None: timed
         "outside_backends": outside,   # the backends of other distributions that took part
