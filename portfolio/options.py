@@ -161,10 +161,11 @@ class RunOptions:
     ``share`` and ``pin`` (nice levels, :mod:`portfolio.runner.schedule`), the slices' ranking
     under ``slices``, the choice of extra seed copies, and in deterministic mode each backend's
     share of the work (``work_share`` times its weight)."""
-    adaptive: bool = True
+    adaptive: bool = False
     """The adaptive rule (:mod:`portfolio.runner.focus`): CPU (in deterministic mode, work) moves
     within the run toward the backends that improve the incumbent, above a floor that keeps the
-    portfolio's guarantees. False: the shares stay as they started."""
+    portfolio's guarantees. False: the shares stay as they started. Off by default until it is
+    measured no worse than the fixed shares (docs/benchmarks/runner.md, "The adaptive rule")."""
     config: Optional[str] = field(default=None, compare=False)
     """The config files the backend options came from, in merge order, joined by ``os.pathsep``
     (a record: their options are in ``backend_options`` already)."""

@@ -136,17 +136,18 @@ def test_sweep_streams_verified_rows_and_refuses_to_overwrite(instances, tmp_pat
 
 
 def test_a_configuration_gives_the_portfolio_run_options(instances, tmp_path):
-    """``portfolio[adaptive=false]``: the runner's adaptive rule off for that configuration."""
-    res = invoke("bench", instances / "example.json", "-b", "on=portfolio,off=portfolio[adaptive=false]",
+    """``portfolio[adaptive=true]``: the runner's adaptive rule on for that configuration."""
+    res = invoke("bench", instances / "example.json", "-b", "on=portfolio[adaptive=true],off=portfolio",
                  "-t", LIMIT, "--name", "r", "--runs-dir", tmp_path, "-q")
     assert res.exit_code == 0, res.output
     rows = {r["configuration"]: r for r in rows_of(tmp_path / "r")}
-    assert rows["on"]["run_options"] == {} and rows["on"]["schedule"]["adaptive"] is True
-    assert rows["off"]["run_options"] == {"adaptive": False}
+    assert rows["on"]["run_options"] == {"adaptive": True}
+    assert rows["on"]["schedule"]["adaptive"] is True
+    assert rows["off"]["run_options"] == {}
     assert rows["off"]["schedule"]["adaptive"] is False and rows["off"]["schedule"]["moves"] == []
     meta = json.loads((tmp_path / "r" / "meta.json").read_text())
     assert {c["name"]: c.get("run_options") for c in meta["configurations"]} == {
-        "on": None, "off": {"adaptive": False}}
+        "on": {"adaptive": True}, "off": None}
     bad = invoke("bench", instances / "example.json", "-b", "x=portfolio[workers=3]", "-t", LIMIT,
                  "--name", "b", "--runs-dir", tmp_path)
     assert bad.exit_code == 2 and "not a run option (run options: adaptive)" in bad.stderr

@@ -146,7 +146,7 @@ def test_a_backend_that_does_not_read_the_board_never_polishes_it():
 def test_cpu_moves_from_a_stalled_backend_to_an_improving_one_down_to_its_floor(roomy, quick):
     base = own_nice()
     result = run_portfolio(roomy, [fb.Improves(), fb.Stalls(), fb.Proves()],
-                           RunOptions(time_limit=5.0, workers=3, extra_seeds=False))
+                           RunOptions(time_limit=5.0, workers=3, extra_seeds=False, adaptive=True))
     moves = result.schedule["moves"]
     assert moves, result.schedule
     assert set(moves[0]["levels"]) == {"improves", "stalls"}        # the proof search is left out
@@ -162,7 +162,7 @@ def test_cpu_moves_from_a_stalled_backend_to_an_improving_one_down_to_its_floor(
 def test_the_freed_core_goes_to_an_extra_seed_of_the_leader(roomy, quick):
     """Two workers on two cores: once the stalled one weighs a quarter, a core is free."""
     result = run_portfolio(roomy, [fb.Improves(), fb.Stalls()],
-                           RunOptions(time_limit=5.0, workers=2, seed=2))
+                           RunOptions(time_limit=5.0, workers=2, seed=2, adaptive=True))
     assert result.schedule["moves"], result.schedule
     assert "improves+1" in result.runs, list(result.runs)
     off = run_portfolio(roomy, [fb.Improves(), fb.Stalls()],
@@ -175,21 +175,21 @@ def test_nobody_is_judged_before_a_fair_slice(roomy, quick, monkeypatch):
     monkeypatch.setattr(focus, "FAIR_SHARE", 1e9)
     base = own_nice()
     result = run_portfolio(roomy, [fb.Improves(), fb.Stalls()],
-                           RunOptions(time_limit=3.0, workers=2, extra_seeds=False))
+                           RunOptions(time_limit=3.0, workers=2, extra_seeds=False, adaptive=True))
     assert result.schedule["moves"] == []
     assert _nice(result.runs["stalls"].note) == base
 
 
 def test_budget_aware_windows_and_fair_slices():
     assert focus.window(10) == 2.0 and focus.window(60) == 6.0 and focus.window(240) == 15.0
-    assert focus.fair_cpu(10) == 1.0 and focus.fair_cpu(240) == 15.0
+    assert focus.fair_cpu(10) == 2.0 and focus.fair_cpu(60) == 12.0 and focus.fair_cpu(240) == 30.0
 
 
 # ------------------------------------------------------------------------------------ deterministic
 def test_deterministic_mode_moves_work_at_points_and_gives_the_same_plan_twice():
     problem = generate_problem(150, seed=1)
     backends = [db.NodeSearch(), db.EdgeSearch(), db.BlockSearch()]
-    options = RunOptions(deterministic=True, work=12_000, time_limit=120.0, seed=3)
+    options = RunOptions(deterministic=True, work=12_000, time_limit=120.0, seed=3, adaptive=True)
     first = run_portfolio(problem, backends, options)
     second = run_portfolio(problem, backends, options)
     assert first.deterministic["complete"] and second.deterministic["complete"]

@@ -420,7 +420,7 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
           backend_options: Optional[Mapping[str, Mapping[str, Any]]] = None,
           config: ConfigPaths = None,
           cold: Optional[Sequence[str]] = None, selector: SelectorLike = DEFAULT,
-          adaptive: bool = True) -> SolveResult:
+          adaptive: bool = RunOptions.adaptive) -> SolveResult:
     """Find the cheapest feasible plan for ``problem`` within ``time_limit`` seconds of this call
     (loading included; None: 60 s, or 600 s in deterministic mode), as ``portfolio solve`` does,
     and return it verified.
@@ -465,9 +465,10 @@ def solve(problem: ProblemLike, *, time_limit: Optional[float] = None,
     options, CPU weights) from the problem's cheap features and the budget; ``"default"``, the
     shipped one when the default uses it; None, none. Backends the caller names win over it;
     given options lie over its options; ``result.selection`` records its choice either way
-    (docs/selection.md). ``adaptive=False`` (``--no-adaptive``) keeps each backend's share of the
-    CPU (of the work, in deterministic mode) as it started, instead of moving it toward the
-    backends that improve the incumbent (``portfolio.runner.focus``).
+    (docs/selection.md). ``adaptive=True`` (``--adaptive``) moves the CPU (the work, in
+    deterministic mode) within the run toward the backends that improve the incumbent
+    (``portfolio.runner.focus``); False (the default until it is measured, ``--no-adaptive``)
+    keeps each backend's share as it started.
     Bad input raises :class:`ProblemError` (also a scheduler that cannot be reached with
     ``dask_unreachable="fail"``: ``ClusterUnavailable``, a subclass; an unknown option or a bad
     value: ``OptionError``, a subclass). Runs in this process serialise.

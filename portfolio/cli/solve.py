@@ -398,8 +398,9 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
               help="How backends share the cores when there are more than cores (default: share).")
 @click.option("--ignore-demand", is_flag=True, help="Give backends that declare a low CPU demand "
               "(exact backends in LNS mode) a normal share anyway (for comparisons).")
-@click.option("--no-adaptive", is_flag=True, help="Keep each backend's share of the cores as it "
-              "started, instead of moving it toward the backends that improve the incumbent.")
+@click.option("--adaptive/--no-adaptive", default=RunOptions.adaptive, show_default=True,
+              help="Move the cores within the run toward the backends that improve the incumbent "
+              "(above a floor for every backend), or keep each backend's share as it started.")
 @click.option("--memory-limit", metavar="SIZE", help="Memory cap per backend (everything it starts "
               "included), e.g. 4G or 512M; 'none' for no cap. Default: 3/4 of the RAM divided by "
               "the number of backends, at least 1G. A backend over it is ended; the others go on.")
@@ -440,7 +441,7 @@ def _report(result: Any, problem_path: str | Path, time_limit: float, seed: int,
 def solve(problem: str | None, time_limit: float | None, backends: str | None,
           workers: int | None, seed: int, output: str | None, force: bool, as_json: bool,
           quiet: bool, no_presolve: bool, no_early_stop: bool, policy: str | None,
-          ignore_demand: bool, no_adaptive: bool, memory_limit: str | None, clock: str,
+          ignore_demand: bool, adaptive: bool, memory_limit: str | None, clock: str,
           no_exhaustive: bool,
           cost_scale: float, warm_start: str | None, previous: str | None, node_map: str | None,
           objective: str, deterministic: bool, work: int | None, debug: bool,
@@ -490,7 +491,7 @@ def solve(problem: str | None, time_limit: float | None, backends: str | None,
     options = RunOptions(time_limit, workers=workers, seed=seed, presolve=not no_presolve,
                          exhaustive=not no_exhaustive, early_stop=not no_early_stop,
                          policy=policy or DEFAULT_POLICY, memory_limit=cap,
-                         honour_demand=not ignore_demand, adaptive=not no_adaptive,
+                         honour_demand=not ignore_demand, adaptive=adaptive,
                          cluster=cluster,
                          deterministic=deterministic, work=work, objective=objective)
     sys.exit(run_solve(problem or bundled_example(), options, backends, output, as_json, quiet,

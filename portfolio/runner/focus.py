@@ -7,13 +7,15 @@ weighs 1) becomes each worker's priority when it starts (:mod:`.schedule`: nice 
 (:mod:`.order`: the most weight per copy), and in deterministic mode each backend's share of the
 work (:func:`.exchange.allot_work`).
 
-**The adaptive rule** (``RunOptions.adaptive``). Every window (``WINDOW_SHARE`` of the budget,
+**The adaptive rule** (``RunOptions.adaptive``; off by default until it is measured no worse
+than the fixed shares). Every window (``WINDOW_SHARE`` of the budget,
 ``WINDOW_MIN`` to ``WINDOW_MAX`` seconds) it compares the *judged* workers by their credit per
 CPU-second (:mod:`.credit`: gains of the incumbent, a polish of another's plan credited half to
 the plan's finder), decayed by ``DECAY`` a window, and gives each a weight
 ``max(FLOOR, rate / best rate)`` times its start weight, as nice levels under the heaviest
-(:meth:`.schedule.Scheduler.reweigh`; a move of fewer than ``HYSTERESIS`` levels is not made,
-since every move that raises one worker over another spends levels that cannot come back). With
+(:meth:`.schedule.Scheduler.reweigh`, never above ``CEILING_LEVELS``; a move of fewer than
+``HYSTERESIS`` levels is not made, since every move that raises one worker over another spends
+levels that cannot come back). With
 no credit in the decayed windows, nothing moves. A worker is judged when it is an anytime
 backend searching (``phase`` solve), its demand is normal, and it had ``FAIR_SHARE`` of the
 budget in CPU seconds of search (at most ``FAIR_MAX``). Never judged, so never moved: the safety
@@ -55,17 +57,25 @@ WINDOW_SHARE, WINDOW_MIN, WINDOW_MAX = 0.1, 2.0, 15.0
 """The rule looks every ``WINDOW_SHARE`` of the budget, at least ``WINDOW_MIN`` and at most
 ``WINDOW_MAX`` seconds apart: a 240 s run is judged 16 times, a 10 s run 5 times."""
 
-FAIR_SHARE, FAIR_MAX = 0.1, 15.0
+FAIR_SHARE, FAIR_MAX = 0.2, 30.0
 """CPU seconds of search a worker has before it is judged: ``FAIR_SHARE`` of the budget, at most
-``FAIR_MAX`` (toulbar2 spends its first seconds on prices before its first round)."""
+``FAIR_MAX``. Why so long: toulbar2 improves the incumbent rarely and by large steps (at 60 s on
+S and N: 2 rounds, about 5 solves, its incumbents at 18-35 s and near the end, 5 to 12 % each;
+``runs/curated/r34-short60``, ``r41-60s``), after seconds of prices before its first round; a
+backend judged before its first such step would be judged on nothing."""
 
 FLOOR_LEVELS = 6
 FLOOR = NICE_RATIO ** -FLOOR_LEVELS
 """The least weight of a judged anytime backend against the best one's: 6 nice levels under it
 (CFS weights 272 against 1024), so on a core shared with the leader it keeps about a fifth."""
 
-DECAY = 0.5
-"""A window's credit and CPU count half at the next window, a quarter at the one after..."""
+DECAY = 0.7
+"""A window's credit and CPU count 0.7 at the next window, 0.49 at the one after...: a backend
+whose steps are rare is not forgotten between two of them."""
+
+CEILING_LEVELS = 12
+"""The rule never sets a level more than this above the runner's own: a backend with a low demand
+(nice 19) stays at least 7 levels (about 5 times less CPU) under every judged one."""
 
 HYSTERESIS = 2
 """Nice levels a worker's offset must move by before the rule moves it (once every judged worker
@@ -227,7 +237,8 @@ class Focus:
         if max(abs(want[name] - (self._intent.get(name, 0) - lightest)) for name in want) \
                 < HYSTERESIS:
             return
-        levels = self._scheduler.reweigh({w.process.pid: want[w.run.name] for w in judged})
+        levels = self._scheduler.reweigh({w.process.pid: want[w.run.name] for w in judged},
+                                         CEILING_LEVELS)
         self._intent.update(want)
         self._factor.update(factors)
         self._moves.append({"time": round(self._clock.now(), 2),

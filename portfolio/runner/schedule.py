@@ -164,12 +164,13 @@ class Scheduler:
         """The nice level the worker ``pid`` was given (the runner's own when unknown)."""
         return self.levels.get(pid, self.base)
 
-    def reweigh(self, offsets: Mapping[int, int]) -> dict[int, int]:
+    def reweigh(self, offsets: Mapping[int, int], ceiling: int = LOW_NICE) -> dict[int, int]:
         """New weights for some workers, as nice offsets under the heaviest of them (pid ->
         offset): under ``slices`` they rank the slices; otherwise each gets ``top + offset``, where
         ``top`` is the lowest level that lowers nobody (a level cannot be taken back), at most
-        ``LOW_NICE``. Workers with a low demand are left out. Returns the levels set (pid ->
-        level; under ``slices``, the offsets)."""
+        ``ceiling`` levels above the runner's own (and ``LOW_NICE``): so that the workers with a
+        low demand stay well under the others. Workers with a low demand are left out. Returns the
+        levels set (pid -> level; under ``slices``, the offsets)."""
         offsets = {pid: off for pid, off in offsets.items() if pid not in self.low}
         if self.policy == "slices":
             for pid, off in offsets.items():
@@ -178,7 +179,7 @@ class Scheduler:
         top = max([self.level(pid) - off for pid, off in offsets.items()] + [self.base])
         out = {}
         for pid, off in offsets.items():
-            level = min(LOW_NICE, top + off)
+            level = min(LOW_NICE, self.base + ceiling, top + off)
             if level > self.level(pid):
                 self._set_level(pid, level)
             out[pid] = self.level(pid)
