@@ -40,7 +40,7 @@ BASE = RunOptions(deterministic=True, work=4_000, presolve=True, exhaustive=True
 @pytest.mark.parametrize("flip", [
     {"presolve": False}, {"exhaustive": False}, {"early_stop": False}, {"fallback": False},
     {"seed": 1}, {"work": 5_000}, {"warm_start": np.zeros(150, dtype=np.int64)},
-    {"adaptive": False}, {"cpu_weights": {"det-node": 2.0}}])
+    {"adaptive": True}, {"cpu_weights": {"det-node": 2.0}}])
 def test_each_run_option_that_can_change_the_plan_changes_the_identity(flip):
     assert _digest(replace(BASE, **flip)) != _digest(BASE)
 
