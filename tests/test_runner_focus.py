@@ -94,6 +94,8 @@ def test_cpu_weights_become_each_workers_nice_level(roomy):
     assert seen == {"heavy": base, "light": min(LOW_NICE, base + 6)}, seen
     assert _nice(result.runs["light"].note) == min(LOW_NICE, base + 6)
     assert result.schedule["weights"] == {"heavy": 2.0, "light": 0.5}
+    assert result.schedule["start_nice"] == ({} if base == LOW_NICE else
+                                             {"light": min(LOW_NICE - base, 6)})
     assert result.schedule["adaptive"] is False and result.schedule["moves"] == []
 
 

@@ -134,6 +134,7 @@ class Focus:
         self._search_cpu: dict[str, float] = {}
         self._factor: dict[str, float] = {}
         self._intent: dict[str, int] = {}   # each run's weight as nice levels under the heaviest
+        self._started: dict[str, int] = {}  # the nice levels a worker gave itself at its start
         self._next = time.monotonic() + self._window
         self._moves: list[dict] = []
         self._declared: dict[str, list[tuple[int, str]]] = {}
@@ -155,9 +156,13 @@ class Focus:
         original = next((w for w in self._crew.live() if w.run.name == backend), None)
         if run != backend and original is not None:
             self._intent[run] = self._intent.get(backend, 0)
-            return self._scheduler.level(original.process.pid) - self._scheduler.base
-        self._intent[run] = nice_offset(self.weight(backend), self._heaviest)
-        return self._scheduler.start_increment(self._intent[run])
+            increment = self._scheduler.level(original.process.pid) - self._scheduler.base
+        else:
+            self._intent[run] = nice_offset(self.weight(backend), self._heaviest)
+            increment = self._scheduler.start_increment(self._intent[run])
+        if increment:
+            self._started[run] = increment
+        return increment
 
     def backend_weight(self, backend: str) -> float:
         """A backend's weight now: its start weight times its own worker's factor."""
@@ -300,8 +305,10 @@ class Focus:
     # ---------------------------------------------------------------- the record
     def summary(self) -> dict:
         """What the run's ``schedule`` says of weights and the rule: the start weights (given
-        ones only), whether the rule was on, its moves, the credit earned per run."""
+        ones only) and the nice levels they gave at the start (over the runner's own; none when 0),
+        whether the rule was on, its moves, the credit earned per run."""
         return {"weights": {n: self._weights[n] for n in sorted(self._weights) if n in self._given},
+                "start_nice": dict(sorted(self._started.items())),
                 "adaptive": self._adaptive, "moves": list(self._moves),
                 "credit": {n: round(v, 6) for n, v in sorted(self._book.totals().items())}}
 
