@@ -150,7 +150,7 @@ class Focus:
     def start_increment(self, backend: str, run: str) -> int:
         """Nice levels a new worker of run ``run`` (of ``backend``) gives itself at its start:
         its start weight's offset under the heaviest; an extra seed copy starts where the
-        backend's own worker is now. None in deterministic mode (weights are work there)."""
+        backend's own worker is now. Zero in deterministic mode (weights are work there)."""
         if self._deterministic:
             return 0
         original = next((w for w in self._crew.live() if w.run.name == backend), None)
