@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -199,6 +200,16 @@ def _family_args() -> argparse.Namespace:
     parser.add_argument("--force", action="store_true", help="replace files without a recipe")
     args = parser.parse_args()
     args.out = args.out or REPO / "runs" / ("models" if args.size == "real" else "models-test")
+    args.models, args.meshes, args.modes = (v.split(",") for v in (args.models, args.meshes, args.modes))
+    args.memory = [m.strip().rstrip("%") for m in args.memory.split(",")]
+    wrong = ([f"--models {m}" for m in args.models if m not in FAMILY_SIZES]
+             + [f"--meshes {m}" for m in args.meshes if not re.fullmatch(r"[1-9]\d*(x[1-9]\d*)*", m)]
+             + [f"--modes {m}" for m in args.modes if m not in FAMILY_MODES]
+             + [f"--memory {m}" for m in args.memory if m != "none" and not (re.fullmatch(r"\d+(\.\d+)?", m) and float(m) > 0)]
+             + [f"--set {s}" for s in args.set if not re.fullmatch(rf"({'|'.join(FAMILY_SIZES)})\.\w+=.+", s)])
+    if wrong:   # one line and exit code 2, as argparse says any bad option
+        parser.error(f"unknown {', '.join(wrong)} (models: {', '.join(FAMILY_SIZES)}; meshes: "
+                     f"8, 2x4, ...; modes: infer, train; memory: none or a percent; --set MODEL.ARG=VALUE)")
     return args
 
 
@@ -221,7 +232,10 @@ def _family_sizes(args: argparse.Namespace, name: str) -> dict:
         if model == name:
             if arg not in sizes:
                 raise SystemExit(f"--set {item}: {name} has no size {arg!r} (it has {', '.join(sizes)})")
-            sizes[arg] = literal_eval(value)
+            try:
+                sizes[arg] = literal_eval(value)
+            except (ValueError, SyntaxError):
+                raise SystemExit(f"--set {item}: {value!r} is not a number") from None
     return sizes
 
 
@@ -292,16 +306,15 @@ def family_main() -> None:
 
     versions = {"torch": importlib.metadata.version("torch"),
                 "package": importlib.metadata.version("iopddl-portfolio"), "frontend": _source_digest()}
-    memories = [m.strip().rstrip("%") for m in args.memory.split(",")]
     args.out.mkdir(parents=True, exist_ok=True)
     header("file | nodes | edges | strategies | mean | max | edge entries | time steps | usage limit | "
            "least peak | limit / least | presolved: free nodes / strategies / edges | kB | build s | state")
-    for name in args.models.split(","):
+    for name in args.models:
         sizes = _family_sizes(args, name)
-        for mesh in args.meshes.split(","):
-            for mode in args.modes.split(","):
+        for mesh in args.meshes:
+            for mode in args.modes:
                 members = []
-                for memory in memories:
+                for memory in args.memory:
                     stem = f"{name}-{mesh}-{mode}-{'nolimit' if memory == 'none' else 'm' + memory}"
                     recipe = {"model": name, "sizes": sizes, "mesh": mesh, "mode": mode,
                               "memory": None if memory == "none" else f"{memory}%",

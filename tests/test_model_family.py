@@ -27,7 +27,14 @@ def _family(monkeypatch, capsys, out: Path, *options: str) -> str:
     monkeypatch.setattr(sys, "argv", [str(SCRIPT), "family", "--size", "test", "--models", "mlp",
                                       "--meshes", "2x4", "--modes", "infer", "--out", str(out), *options])
     monkeypatch.syspath_prepend(str(SCRIPT.parent))
-    runpy.run_path(str(SCRIPT), run_name="__main__")
+    before = sys.modules.get("common")
+    try:
+        runpy.run_path(str(SCRIPT), run_name="__main__")
+    finally:  # the scripts' `common` must not stay importable once the path is restored
+        if before is None:
+            sys.modules.pop("common", None)
+        else:
+            sys.modules["common"] = before
     return capsys.readouterr().out
 
 
@@ -65,3 +72,11 @@ def test_family_leaves_a_file_without_a_recipe_alone(tmp_path, monkeypatch, caps
     with pytest.raises(SystemExit, match="exists without a recipe"):
         _family(monkeypatch, capsys, tmp_path, "--memory", "70")
     assert foreign.read_bytes() == b"someone else's"
+
+
+def test_family_names_a_bad_option_in_one_line(tmp_path, monkeypatch, capsys):
+    with pytest.raises(SystemExit) as stop:
+        _family(monkeypatch, capsys, tmp_path, "--memory", "0,70", "--set", "gpt3.layers=2")
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and "unknown --memory 0, --set gpt3.layers=2" in err
+    assert not list(tmp_path.iterdir())
