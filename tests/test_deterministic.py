@@ -9,6 +9,7 @@ depend on how far the built-in backends have come.
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import numpy as np
@@ -138,7 +139,9 @@ def test_a_hostile_backend_costs_the_guarantee_not_the_answer(small, hostile, wo
     result = _run(small, [db.NodeSearch(), hostile()], work=14_000, time_limit=3)
     assert time.monotonic() - t0 < 3.0
     assert not result.deterministic["complete"]
-    assert result.deterministic["reason"] == words
+    # how far the well-behaved backend got before the clock fired depends on the machine's load
+    assert re.fullmatch(re.escape(words).replace(r"point\ 8\ of", r"point\ \d+\ of"),
+                        result.deterministic["reason"]), result.deterministic["reason"]
     assert result.solution is not None and evaluate(small, result.solution).feasible
     assert result.cost <= result.runs["det-node"].best_cost
 

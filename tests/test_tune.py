@@ -30,15 +30,20 @@ TESTS = Path(__file__).parent
 PLUGIN = REPO / "plugins" / "example-plugin"
 
 
-@pytest.fixture
-def instances(tmp_path: Path) -> list[Path]:
-    """Two generated instances that presolve does not settle (the runner would answer itself)."""
+def generated_instances(folder: Path, seeds: tuple[int, ...]) -> list[Path]:
+    """Generated instances (60 nodes) that presolve does not settle (the runner would answer
+    itself), one per seed; shared with test_tune_noise."""
     out = []
-    for seed in (1, 2):
-        path = tmp_path / f"gen60-{seed}.json"
+    for seed in seeds:
+        path = folder / f"gen60-{seed}.json"
         write_problem(generate_problem(60, strategies=4, seed=seed), path)
         out.append(path)
     return out
+
+
+@pytest.fixture
+def instances(tmp_path: Path) -> list[Path]:
+    return generated_instances(tmp_path, (1, 2))
 
 
 @pytest.fixture

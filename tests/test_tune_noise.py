@@ -18,22 +18,16 @@ import pytest
 
 from conftest import extra
 from portfolio.backend_options import Option
-from portfolio.generate import generate_problem
-from portfolio.io import write_problem
 from portfolio.report.tune_score import Pair
 from portfolio.tuning.space import build_space
+from test_tune import generated_instances
 
 TESTS = Path(__file__).parent
 
 
 @pytest.fixture
 def instances(tmp_path: Path) -> list[Path]:
-    out = []
-    for seed in (1, 2, 3):
-        path = tmp_path / f"gen60-{seed}.json"
-        write_problem(generate_problem(60, strategies=4, seed=seed), path)
-        out.append(path)
-    return out
+    return generated_instances(tmp_path, (1, 2, 3))
 
 
 @pytest.fixture

@@ -38,7 +38,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from portfolio.evaluate import evaluate
-from portfolio.exact import ExactModel, ExactOutcome, ModelSize, WorkLimit, build_exact_model
+from portfolio.exact import ExactModel, ExactOutcome, ModelSize, WorkLimit, full_model_or_outcome
 from portfolio.problem import Problem
 
 from .model import LazyRows, CpSatModel, build_model
@@ -168,11 +168,9 @@ class CpSatEngine:
         t0 = time.monotonic()
         stop_at = t0 + max(0.0, time_limit)
         size = self.estimate(problem)
-        if not size.within(self._budget):
-            return ExactOutcome("too-big", note=f"model estimate {size} above budget")
-        md = build_exact_model(problem)
-        if md.infeasible is not None:
-            return ExactOutcome("infeasible", note=md.infeasible, stats=dict(md.stats))
+        md = full_model_or_outcome(problem, size, self._budget)
+        if isinstance(md, ExactOutcome):
+            return md
         if md.objective_range() >= OBJECTIVE_LIMIT:
             return ExactOutcome("unknown", note="objective range exceeds CP-SAT's int64 arithmetic")
         built = self.build(md)

@@ -16,11 +16,12 @@ at import (numpy and the library's core); the presolve routines and the search k
 imported inside the functions that use them, in the worker. The names below are the ones plugins use.
 """
 
-from .contract import ExactEngine, ExactOutcome, ModelSize, OutcomeStatus
+from .contract import ExactEngine, ExactOutcome, ModelSize, OutcomeStatus, full_model_or_outcome
 from .meter import WorkLimit
 from .driver import BestPlan, ExactBackend, solve_with_engine
 from .model import ExactModel, Factor, MemoryPart, build_exact_model
 
 __all__ = ["BestPlan", "ExactBackend", "ExactEngine", "ExactModel", "ExactOutcome", "Factor",
            "MemoryPart", "ModelSize", "OutcomeStatus", "WorkLimit", "build_exact_model",
+           "full_model_or_outcome",
            "solve_with_engine"]

@@ -80,3 +80,18 @@ class ExactEngine(Protocol):
         ``threads`` a count that does not depend on the machine.
         """
         ...
+
+
+def full_model_or_outcome(problem: Problem, size: ModelSize, budget: ModelSize):
+    """What every engine does first with a full problem: the folded model
+    (:func:`portfolio.exact.build_exact_model`), or the outcome that ends the call before any
+    solver runs (the size estimate above the engine's budget, or infeasibility found while
+    folding). Returns an :class:`ExactModel` or an :class:`ExactOutcome`."""
+    from .model import build_exact_model
+
+    if not size.within(budget):
+        return ExactOutcome("too-big", note=f"model estimate {size} above budget")
+    md = build_exact_model(problem)
+    if md.infeasible is not None:
+        return ExactOutcome("infeasible", note=md.infeasible, stats=dict(md.stats))
+    return md

@@ -39,7 +39,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from portfolio.evaluate import evaluate
-from portfolio.exact import ExactOutcome, ModelSize, WorkLimit, build_exact_model
+from portfolio.exact import ExactOutcome, ModelSize, WorkLimit, full_model_or_outcome
 from portfolio.problem import Problem
 
 from .model import LINKINGS, MEMORY_MODES, ROWS_TERMS_LIMIT, MipModel, build_mip
@@ -182,11 +182,9 @@ class MipEngine:
         t0 = time.monotonic()
         stop_at = t0 + max(0.0, time_limit)
         size = self.estimate(problem)
-        if not size.within(self._budget):
-            return ExactOutcome("too-big", note=f"model estimate {size} above budget")
-        md = build_exact_model(problem)
-        if md.infeasible is not None:
-            return ExactOutcome("infeasible", note=md.infeasible, stats=dict(md.stats))
+        md = full_model_or_outcome(problem, size, self._budget)
+        if isinstance(md, ExactOutcome):
+            return md
         if problem.num_nodes == 0:   # nothing to choose: the empty plan, if the fixed usage fits
             empty = np.zeros(0, dtype=np.int64)
             ev = evaluate(problem, empty)
