@@ -150,7 +150,7 @@ def test_a_configuration_gives_the_portfolio_run_options(instances, tmp_path):
         "on": {"adaptive": True}, "off": None}
     bad = invoke("bench", instances / "example.json", "-b", "x=portfolio[workers=3]", "-t", LIMIT,
                  "--name", "b", "--runs-dir", tmp_path)
-    assert bad.exit_code == 2 and "not a run option (run options: adaptive)" in bad.stderr
+    assert bad.exit_code == 2 and "not a run option (run options: adaptive, selector)" in bad.stderr
 
 
 def test_failing_tasks_do_not_stop_the_sweep(instances, tmp_path, faulty_plugins):

@@ -215,3 +215,20 @@ def test_a_bad_selector_file_is_one_line_and_exit_2(tmp_path, portfolio_cli):
         assert proc.stdout == ""
     nothing = portfolio_cli.run("learn", tmp_path)
     assert nothing.returncode == 2 and "give --output FILE and/or --cv" in nothing.stderr
+
+
+def test_a_bench_configuration_runs_the_selector(tmp_path, portfolio_cli, bundled_example):
+    """``portfolio[selector=FILE]`` in a bench: each task applies the selector as ``solve
+    --selector`` does, and its row records the choice; a file that is no selector is one line."""
+    path = write(tmp_path, selector_doc(DEFAULT, OURS))
+    proc = portfolio_cli.run("bench", bundled_example, "-b", f"sel=portfolio[selector={path}]",
+                             "-t", "5", "--name", "r", "--runs-dir", tmp_path, "-q")
+    assert proc.returncode == 0, proc.stderr
+    row = json.loads((tmp_path / "r" / "results.jsonl").read_text().splitlines()[0])
+    assert row["run_options"] == {"selector": str(path.resolve())}
+    assert row["selection"]["applied"] is True and row["selection"]["schedule"]["name"] == "ls"
+    assert {r["backend"].split("+")[0] for r in row["backend_runs"]} == {"greedy", "localsearch"}
+    assert row["options"]["localsearch"]["kick_max"] == 9
+    bad = portfolio_cli.run("bench", bundled_example, "-b", f"x=portfolio[selector={tmp_path}/no.json]",
+                            "-t", "5", "--name", "b", "--runs-dir", tmp_path)
+    assert bad.returncode == 2 and "portfolio[selector=" in bad.stderr and "no.json" in bad.stderr

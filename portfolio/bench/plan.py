@@ -239,26 +239,38 @@ def parse_configuration(spec: str) -> tuple[str, tuple[str, ...], dict[str, dict
     return label, tuple(members), options
 
 
-RUN_OPTIONS = {"adaptive": bool}
+RUN_OPTIONS = {"adaptive": bool, "selector": str}
 """Run options a configuration may give in the brackets of its member ``portfolio`` (the default
-set), ``portfolio[adaptive=false]``: the :class:`~portfolio.options.RunOptions` fields a
-comparison of the runner's own rules needs."""
+set), ``portfolio[adaptive=false]``, ``portfolio[selector=FILE]``: the
+:class:`~portfolio.options.RunOptions` fields a comparison of the runner's own rules needs, and a
+selector file (``portfolio learn``) applied as ``solve --selector FILE`` applies it."""
+
+
+def _run_option(label: str, name: str, text: str) -> Any:
+    """One run option's value, typed and checked (one :class:`BenchError` line)."""
+    kind = RUN_OPTIONS.get(name)
+    if kind is None:
+        raise BenchError(f"configuration {label!r}: portfolio[{name}=...]: not a run option "
+                         f"(run options: {', '.join(sorted(RUN_OPTIONS))})")
+    if kind is bool:
+        if text.lower() not in ("true", "false"):
+            raise BenchError(f"configuration {label!r}: portfolio[{name}={text}]: expected true "
+                             f"or false")
+        return text.lower() == "true"
+    from ..selection import SelectorError, load_selector
+
+    path = Path(text).expanduser().resolve()
+    try:
+        load_selector(path)
+    except (OSError, SelectorError) as exc:
+        raise BenchError(f"configuration {label!r}: portfolio[selector={text}]: {exc}") from None
+    return str(path)
 
 
 def run_options(label: str, texts: dict[str, str]) -> tuple[tuple[str, Any], ...]:
     """The run options of ``portfolio[...]`` in configuration ``label``, typed (one line when a
     name is not a run option or a value does not parse)."""
-    out = []
-    for name, text in sorted(texts.items()):
-        kind = RUN_OPTIONS.get(name)
-        if kind is None:
-            raise BenchError(f"configuration {label!r}: portfolio[{name}=...]: not a run option "
-                             f"(run options: {', '.join(sorted(RUN_OPTIONS))})")
-        if text.lower() not in ("true", "false"):
-            raise BenchError(f"configuration {label!r}: portfolio[{name}={text}]: expected true "
-                             f"or false")
-        out.append((name, text.lower() == "true"))
-    return tuple(out)
+    return tuple((name, _run_option(label, name, text)) for name, text in sorted(texts.items()))
 
 
 COMMAND_PREFIX = "cmd:"
