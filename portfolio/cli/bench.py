@@ -57,7 +57,8 @@ def bench(instances: tuple[str, ...], backends: str | None, use_portfolio: bool,
     Options: a member takes them in brackets, `-b 'toulbar2[warm_follow=last]+localsearch'`, and
     `portfolio` in a set is the default set: `-b 'last=portfolio+toulbar2[warm_follow=last]'`;
     --option and --config (repeatable, merged in order) give them to every configuration. The
-    brackets of `portfolio` itself are run options: `-b 'on=portfolio[adaptive=true],off=portfolio'`.
+    brackets of `portfolio` itself are run options: `-b 'on=portfolio[adaptive=true],off=portfolio'`,
+    `-b 'sel=portfolio[selector=FILE],portfolio'` (a `portfolio learn` selector applied per task).
 
     Config files as configurations: `-b 'a=@A.toml,b=@B.toml'` runs each file's [portfolio]
     backends (else the default set, with its add_to_default) with its options.
