@@ -19,7 +19,8 @@ from portfolio.report.leaderboard import build
 
 CURATED = REPO / "runs" / "curated"
 STATUSES = {"optimal", "feasible", "no-solution", "infeasible-proven", "late", "error", "crashed",
-            "timeout"}
+            "timeout",
+            "forbidden", "infeasible", "bad-output"}   # a command configuration's plan (bench/command_task.py)
 
 
 def run_folders() -> list[Path]:

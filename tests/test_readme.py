@@ -31,6 +31,7 @@ SMALLER = [
     (re.compile(r"^(iopddl \S+) 60\b"), r"\1 5"),                  # the contest drop-in's timeout
     (re.compile(r"--nodes 30000\b"), "--nodes 300"),               # generate
     (re.compile(r"--trials 30\b"), "--trials 2"),                  # tune
+    (re.compile(r"--work 10000\b"), "--work 1000"),               # deterministic bench tasks
     (re.compile(r"@\.\./main\b"), f"@{REPO}"),                       # another checkout: this one
 ]
 """(pattern, replacement) applied to each command; `portfolio solve` and `portfolio shard` without a
