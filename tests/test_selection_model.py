@@ -140,6 +140,8 @@ def _good_doc(data) -> dict:
      "candidates[1].model.trees[1].left[0]: expected an integer, got 1.5"),
     (lambda d: d["candidates"][2]["model"]["trees"][0].update(value=[1.0]), "differ in length"),
     (lambda d: d.update(default="nobody"), "default"),
+    (lambda d: d.update(margin=-0.1), "margin: expected a score difference in [0, 1)"),
+    (lambda d: d.update(margin="small"), "margin"),
 ])
 def test_a_bad_file_is_one_error_naming_the_field(data, tmp_path, sklearn, breakage, message):
     doc = _good_doc(data)
@@ -236,3 +238,34 @@ def sd_cheap_features(path: str):
     from portfolio.cli.learn import _cheap_features_of
 
     return _cheap_features_of(path)
+
+
+def test_the_default_stays_unless_another_is_predicted_better_by_the_margin():
+    from portfolio.cli.learn import LEARN_MARGIN
+    from portfolio.selection.selector import MARGIN, pick
+
+    scores = {"portfolio": 0.970, "tb2ls": 0.972, "toulbar2": 0.990}
+    assert pick(scores, "portfolio", 0.0) == "toulbar2"
+    assert pick(scores, "portfolio", 0.019) == "toulbar2"
+    assert pick(scores, "portfolio", 0.020) == "portfolio"   # within the margin: the default
+    assert pick({"a": 0.5, "b": 0.5}, None, 0.1) == "a"   # no default: the first of the best
+    assert pick({"a": 0.5, "portfolio": 0.2}, "portfolio", 0.1) == "a"
+    assert LEARN_MARGIN == MARGIN   # the command line's default is the module's
+
+
+def test_the_margin_is_in_the_file_and_the_cross_validation(data, tmp_path, sklearn):
+    from portfolio.selection.fit import learn
+
+    wide = cross_validate(data, trees=TREES, margin=0.99)
+    assert {r.selected for r in wide.rows} == {"portfolio"}   # nothing is better by 0.99
+    assert wide.summary["gap_selector"] == pytest.approx(wide.summary["gap_default"])
+    selector = learn(data, trees=TREES, margin=0.99)
+    path = tmp_path / "wide.json"
+    path.write_text(selector.dumps())
+    loaded = load_selector(path)
+    assert loaded.margin == 0.99
+    for cell in data.cells:
+        assert loaded.choose(data.features[cell.instance], cell.budget).schedule.name == "portfolio"
+    narrow = learn(data, trees=TREES, margin=0.0)
+    assert {narrow.choose(data.features[c.instance], c.budget).schedule.name
+            for c in data.cells} != {"portfolio"}

@@ -12,6 +12,10 @@ import click
 from .app import UserError, cli
 from .common import _refuse_overwrite, console
 
+LEARN_MARGIN = 0.003
+"""``--margin``'s default: :data:`portfolio.selection.selector.MARGIN` (why there), written here
+so that the command line does not import the selection package to show its help."""
+
 CANDIDATES_HELP = ("Comma-separated configuration names to choose among (default: every "
                    "configuration of the runs that ran on at least --min-graphs graphs).")
 
@@ -98,9 +102,13 @@ def summary_line(summary: dict) -> str:
 @click.option("--trees", type=click.IntRange(min=1), default=32, show_default=True,
               help="Trees of each candidate's random forest.")
 @click.option("--seed", type=int, default=0, show_default=True, help="The forests' seed.")
+@click.option("--margin", type=click.FloatRange(min=0, max=1, max_open=True), default=LEARN_MARGIN,
+              show_default=True,
+              help="Leave the --default candidate only for one predicted better by more than "
+                   "this (a score difference; the seed noise of the training runs).")
 def learn(runs: tuple[str, ...], output: Optional[str], force: bool, cv: bool, as_json: bool,
           candidates: Optional[str], default_name: str, min_graphs: int, trees: int,
-          seed: int) -> None:
+          seed: int, margin: float) -> None:
     """Train a selector from bench RUNS (run folders): per candidate configuration, a model of
     its mean score from the instance's cheap features and the time limit; `portfolio solve
     --selector FILE` runs the candidate predicted best (docs/selection.md).
@@ -123,8 +131,9 @@ def learn(runs: tuple[str, ...], output: Optional[str], force: bool, cv: bool, a
         data = read_training(list(runs), _cheap_features_of, only, default_name, min_graphs)
         for note in data.notes:
             console.print(f"note: {note}", highlight=False, soft_wrap=True)
-        result = cross_validate(data, trees, seed)
-        selector = fit(data, trees, seed, result.to_json()) if output else None
+        result = cross_validate(data, trees, seed, margin)
+        selector = fit(data, trees, seed, {**result.to_json(), "margin": margin},
+                       margin) if output else None
     except SelectorError as exc:
         raise UserError(str(exc)) from None
     console.print(f"{len(data.cells)} cells ({len(data.instances)} graphs x budgets "

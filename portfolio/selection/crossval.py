@@ -26,6 +26,7 @@ from typing import Optional, Sequence
 
 from .dataset import TrainingSet
 from .fit import TREES, fit_candidates, inputs
+from .selector import pick as pick_name
 
 
 @dataclass
@@ -84,8 +85,10 @@ def _summary(rows: Sequence[CvRow]) -> dict:
     return out
 
 
-def cross_validate(data: TrainingSet, trees: int = TREES, seed: int = 0) -> CvResult:
-    """The leave-one-instance-out table of ``data`` (see the module)."""
+def cross_validate(data: TrainingSet, trees: int = TREES, seed: int = 0,
+                   margin: float = 0.0) -> CvResult:
+    """The leave-one-instance-out table of ``data`` (see the module); each pick made as the
+    selector makes it (:func:`.selector.pick`, ``margin``)."""
     notes: list[str] = []
     graphs = data.instances
     if len(graphs) < 2:
@@ -101,9 +104,10 @@ def cross_validate(data: TrainingSet, trees: int = TREES, seed: int = 0) -> CvRe
         fitted = fit_candidates(fold, fold.cells, trees, seed)
         x = inputs(data, held)
         for i, cell in enumerate(held):
-            ran = [(k, c) for k, c in enumerate(fitted) if c.schedule.name in cell.scores]
-            pick = max(ran, key=lambda kc: (kc[1].model.predict(x[i]), -kc[0]),
-                       default=(0, None))[1]
+            predicted = {c.schedule.name: c.model.predict(x[i]) for c in fitted
+                         if c.schedule.name in cell.scores}
+            chosen = pick_name(predicted, data.default, margin) if predicted else None
+            pick = next((c for c in fitted if c.schedule.name == chosen), None)
             best = max(cell.scores, key=lambda n: (cell.scores[n], n == data.default))
             rows.append(CvRow(
                 graph, cell.budget, None if pick is None else pick.schedule.name,

@@ -93,7 +93,7 @@ def fit_candidates(data: TrainingSet, cells: Sequence[Cell], trees: int = TREES,
 
 
 def learn(data: TrainingSet, trees: int = TREES, seed: int = 0,
-          cv: Optional[dict] = None) -> Selector:
+          cv: Optional[dict] = None, margin: float = 0.0) -> Selector:
     """The selector trained on every cell of ``data``, with the record of its training (the
     runs and their commits, this code's revision, the cells and the model's parameters; ``cv``:
     the cross-validation, :mod:`.crossval`)."""
@@ -120,4 +120,5 @@ def learn(data: TrainingSet, trees: int = TREES, seed: int = 0,
         "learned_at": now_iso(),
         "notes": list(data.notes),
     }
-    return Selector(FEATURES_VERSION, FEATURE_NAMES, candidates, data.default, training, cv)
+    return Selector(FEATURES_VERSION, FEATURE_NAMES, candidates, data.default, training, cv,
+                    margin=margin)

@@ -72,6 +72,26 @@ class Choice:
     predicted: dict[str, float]
 
 
+MARGIN = 0.003
+"""The default margin of ``portfolio learn``: a candidate replaces the default only when its
+predicted score is higher by more than 0.003 (0.3 points of a contest score). Three seeds of one
+configuration on the large shared graphs spread by 0.5-4 points at 10 and 60 s
+(docs/benchmarks/), and the models learn from means of three seeds: a smaller predicted gain is
+inside the noise they were trained on, and leaving the default for it risks its proofs (its exact
+backends) for nothing measurable."""
+
+
+def pick(predicted: Mapping[str, float], default: Optional[str], margin: float) -> str:
+    """The chosen name among ``predicted`` (name -> predicted score, in the file's order): the
+    highest (ties: the first), unless the default is predicted within ``margin`` of it."""
+    names = list(predicted)
+    best = max(range(len(names)), key=lambda i: (predicted[names[i]], -i))
+    top = names[best]
+    if default in predicted and top != default and predicted[top] <= predicted[default] + margin:
+        return default
+    return top
+
+
 @dataclass
 class Selector:
     """A loaded selector file (see the module)."""
@@ -83,6 +103,9 @@ class Selector:
     training: dict = field(default_factory=dict)
     cv: Optional[dict] = None
     missing: float = MISSING
+    margin: float = 0.0
+    """How much better (in score) another candidate must be predicted than the default to be
+    chosen (:func:`pick`); files written before it was recorded: 0."""
     path: Optional[str] = None
     sha256: Optional[str] = None
 
@@ -96,12 +119,12 @@ class Selector:
         return {c.schedule.name: c.model.predict(x) for c in self.candidates}
 
     def choose(self, values: Mapping[str, Any], budget: float) -> Choice:
-        """The candidate with the highest predicted score (ties: the first in the file, where
-        the default comes first)."""
+        """The candidate :func:`pick` chooses from the predicted scores (the default unless
+        another is predicted better by more than :attr:`margin`)."""
         predicted = self.predict(values, budget)
-        best = max(range(len(self.candidates)),
-                   key=lambda i: (predicted[self.candidates[i].schedule.name], -i))
-        return Choice(self.candidates[best].schedule, predicted)
+        name = pick(predicted, self.default, self.margin)
+        return Choice(next(c.schedule for c in self.candidates if c.schedule.name == name),
+                      predicted)
 
     def backends(self) -> list[str]:
         """Every backend any candidate names, in first-seen order."""
@@ -129,7 +152,7 @@ class Selector:
         return {"format": FORMAT, "format_version": FORMAT_VERSION,
                 "features": {"version": self.features_version,
                              "names": list(self.feature_names), "missing": self.missing},
-                "default": self.default,
+                "default": self.default, "margin": self.margin,
                 "candidates": [{**c.schedule.to_json(), "cells": c.cells,
                                 "model": c.model.to_json()} for c in self.candidates],
                 "training": self.training, "cv": self.cv}
@@ -189,9 +212,14 @@ def selector_from_json(doc: Any, where: str) -> Selector:
     default = doc.get("default")
     if default is not None and default not in seen:
         raise SelectorError(f"{where}.default: {default!r} is not a candidate")
+    margin = doc.get("margin", 0.0)
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < 1:
+        raise SelectorError(f"{where}.margin: expected a score difference in [0, 1), got "
+                            f"{margin!r}")
     training = doc.get("training") if isinstance(doc.get("training"), Mapping) else {}
     cv = doc.get("cv") if isinstance(doc.get("cv"), Mapping) else None
-    return Selector(version, names, candidates, default, dict(training), cv, missing)
+    return Selector(version, names, candidates, default, dict(training), cv, missing,
+                    float(margin))
 
 
 def load_selector(path: str | Path) -> Selector:
