@@ -232,3 +232,10 @@ def test_a_bench_configuration_runs_the_selector(tmp_path, portfolio_cli, bundle
     bad = portfolio_cli.run("bench", bundled_example, "-b", f"x=portfolio[selector={tmp_path}/no.json]",
                             "-t", "5", "--name", "b", "--runs-dir", tmp_path)
     assert bad.returncode == 2 and "portfolio[selector=" in bad.stderr and "no.json" in bad.stderr
+
+
+def test_a_graph_smaller_than_the_training_graphs_keeps_the_default(example, tmp_path):
+    doc = {**selector_doc(DEFAULT, OURS), "domain": {"nodes": [816, 40958]}}
+    picked, options, chosen, after, record = run_with(load_selector(write(tmp_path, doc)), example)
+    assert record["applied"] is False and "below the smallest training graph's 816" in record["why"]
+    assert chosen is picked and after.cpu_weights == {} and after == options

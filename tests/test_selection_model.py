@@ -142,6 +142,7 @@ def _good_doc(data) -> dict:
     (lambda d: d.update(default="nobody"), "default"),
     (lambda d: d.update(margin=-0.1), "margin: expected a score difference in [0, 1)"),
     (lambda d: d.update(margin="small"), "margin"),
+    (lambda d: d.update(domain={"nodes": [5, 1]}), "domain: expected {feature: [low, high]}"),
 ])
 def test_a_bad_file_is_one_error_naming_the_field(data, tmp_path, sklearn, breakage, message):
     doc = _good_doc(data)
@@ -205,6 +206,12 @@ def test_cross_validation_by_hand(tmp_path, sklearn):
     assert by["x"].selected == "toulbar2" and by["y"].selected == "portfolio"
     assert cv.summary["gap_default"] == pytest.approx(0.375)
     assert cv.summary["gap_selector"] == pytest.approx(0.625)
+    # x smaller than y: x's fold (learned from y alone) keeps the default there, as a selector does
+    rec["x"]["values"]["nodes"] = 4
+    run = write_run(tmp_path / "r2", [one("x", "portfolio", 100), one("x", "toulbar2", 200),
+                                      one("y", "portfolio", 400), one("y", "toulbar2", 100)])
+    by = {r.instance: r for r in cross_validate(read_training([run]), trees=2).rows}
+    assert by["x"].selected == "portfolio" and by["y"].selected == "portfolio"
 
 
 def test_rows_the_selector_cannot_learn_from_are_left_out(tmp_path, bundled_example):
@@ -269,3 +276,20 @@ def test_the_margin_is_in_the_file_and_the_cross_validation(data, tmp_path, skle
     narrow = learn(data, trees=TREES, margin=0.0)
     assert {narrow.choose(data.features[c.instance], c.budget).schedule.name
             for c in data.cells} != {"portfolio"}
+
+
+def test_below_the_training_graphs_the_default_runs(data, tmp_path, sklearn):
+    from portfolio.selection.fit import learn
+    from portfolio.selection.selector import below_domain, domain_of
+
+    assert domain_of({"a": {"nodes": 816, "edges": 1096}, "b": {"nodes": 40958}}) == {
+        "nodes": [816.0, 40958.0], "edges": [1096.0, 1096.0]}
+    domain = {"nodes": [816.0, 40958.0]}
+    assert below_domain(domain, {"nodes": 816}) is None
+    assert below_domain(domain, {"nodes": 90000}) is None   # above: the largest graphs' leaves
+    assert "nodes 8 is below the smallest training graph's 816" in below_domain(domain, {"nodes": 8})
+    selector = learn(data, trees=2)
+    assert selector.domain == {"nodes": [8.0, 8.0], "edges": [9.0, 9.0]}   # selection_data's sizes
+    path = tmp_path / "s.json"
+    path.write_text(selector.dumps())
+    assert load_selector(path).domain == selector.domain

@@ -26,7 +26,7 @@ from typing import Optional, Sequence
 
 from .dataset import TrainingSet
 from .fit import TREES, fit_candidates, inputs
-from .selector import pick as pick_name
+from .selector import below_domain, domain_of, pick as pick_name
 
 
 @dataclass
@@ -101,12 +101,16 @@ def cross_validate(data: TrainingSet, trees: int = TREES, seed: int = 0,
     for graph in graphs:
         fold = data.restricted(lambda c: c.instance != graph)
         held = [c for c in data.cells if c.instance == graph]
+        below = below_domain(domain_of({g: data.features[g] for g in fold.instances}),
+                             data.features[graph])
         fitted = fit_candidates(fold, fold.cells, trees, seed)
         x = inputs(data, held)
         for i, cell in enumerate(held):
             predicted = {c.schedule.name: c.model.predict(x[i]) for c in fitted
                          if c.schedule.name in cell.scores}
             chosen = pick_name(predicted, data.default, margin) if predicted else None
+            if below and data.default in predicted:   # as a selector applies it: the default
+                chosen = data.default
             pick = next((c for c in fitted if c.schedule.name == chosen), None)
             best = max(cell.scores, key=lambda n: (cell.scores[n], n == data.default))
             rows.append(CvRow(

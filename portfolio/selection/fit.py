@@ -22,7 +22,7 @@ import numpy as np
 from ..features import CHEAP_FEATURES, FEATURES_VERSION
 from .dataset import Cell, TrainingSet
 from .schedule import SelectorError
-from .selector import BUDGET_FEATURE, MISSING, Candidate, Selector, feature_vector
+from .selector import BUDGET_FEATURE, MISSING, Candidate, Selector, domain_of, feature_vector
 from .trees import Forest
 
 TREES = 32
@@ -121,4 +121,4 @@ def learn(data: TrainingSet, trees: int = TREES, seed: int = 0,
         "notes": list(data.notes),
     }
     return Selector(FEATURES_VERSION, FEATURE_NAMES, candidates, data.default, training, cv,
-                    margin=margin)
+                    domain=domain_of({g: data.features[g] for g in data.instances}), margin=margin)

@@ -81,6 +81,33 @@ inside the noise they were trained on, and leaving the default for it risks its 
 backends) for nothing measurable."""
 
 
+DOMAIN_FEATURES = ("nodes", "edges")
+"""The sizes a selector records the range of over its training graphs (``domain``)."""
+
+
+def below_domain(domain: Mapping[str, Sequence[float]], values: Mapping[str, Any]) -> Optional[str]:
+    """Why a graph lies below the training graphs' sizes (one line), or None. A forest answers
+    for a graph smaller than all it learned from with the leaves of unlike graphs, so the
+    default runs there (its exact backends settle small graphs); above the largest, the leaves of
+    the largest answer, which is where the measurements are."""
+    for name, (low, _high) in domain.items():
+        value = values.get(name)
+        if isinstance(value, (int, float)) and value < low:
+            return (f"{name} {value:,.0f} is below the smallest training graph's {low:,.0f}: "
+                    f"the selector does not extrapolate to smaller graphs")
+    return None
+
+
+def domain_of(features: Mapping[str, Mapping[str, Any]]) -> dict[str, list[float]]:
+    """The training graphs' range of each of :data:`DOMAIN_FEATURES` (``features``: per graph)."""
+    out = {}
+    for name in DOMAIN_FEATURES:
+        seen = [float(f[name]) for f in features.values() if isinstance(f.get(name), (int, float))]
+        if seen:
+            out[name] = [min(seen), max(seen)]
+    return out
+
+
 def pick(predicted: Mapping[str, float], default: Optional[str], margin: float) -> str:
     """The chosen name among ``predicted`` (name -> predicted score, in the file's order): the
     highest (ties: the first), unless the default is predicted within ``margin`` of it."""
@@ -103,6 +130,9 @@ class Selector:
     training: dict = field(default_factory=dict)
     cv: Optional[dict] = None
     missing: float = MISSING
+    domain: dict = field(default_factory=dict)
+    """The training graphs' size range per feature (:func:`domain_of`); below it the default
+    runs (:func:`below_domain`). Files without one: no check."""
     margin: float = 0.0
     """How much better (in score) another candidate must be predicted than the default to be
     chosen (:func:`pick`); files written before it was recorded: 0."""
@@ -117,6 +147,10 @@ class Selector:
         """Every candidate's predicted score, by name, in the file's order."""
         x = self.vector(values, budget)
         return {c.schedule.name: c.model.predict(x) for c in self.candidates}
+
+    def below_domain(self, values: Mapping[str, Any]) -> Optional[str]:
+        """Why this graph is smaller than every training graph (:func:`below_domain`), or None."""
+        return below_domain(self.domain, values)
 
     def choose(self, values: Mapping[str, Any], budget: float) -> Choice:
         """The candidate :func:`pick` chooses from the predicted scores (the default unless
@@ -152,7 +186,7 @@ class Selector:
         return {"format": FORMAT, "format_version": FORMAT_VERSION,
                 "features": {"version": self.features_version,
                              "names": list(self.feature_names), "missing": self.missing},
-                "default": self.default, "margin": self.margin,
+                "default": self.default, "margin": self.margin, "domain": self.domain,
                 "candidates": [{**c.schedule.to_json(), "cells": c.cells,
                                 "model": c.model.to_json()} for c in self.candidates],
                 "training": self.training, "cv": self.cv}
@@ -216,10 +250,17 @@ def selector_from_json(doc: Any, where: str) -> Selector:
     if isinstance(margin, bool) or not isinstance(margin, (int, float)) or not 0 <= margin < 1:
         raise SelectorError(f"{where}.margin: expected a score difference in [0, 1), got "
                             f"{margin!r}")
+    domain = doc.get("domain", {})
+    ok = isinstance(domain, Mapping) and all(
+        isinstance(v, list) and len(v) == 2 and all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in v) and v[0] <= v[1]
+        for v in domain.values())
+    if not ok:
+        raise SelectorError(f"{where}.domain: expected {{feature: [low, high]}}, got {domain!r}")
     training = doc.get("training") if isinstance(doc.get("training"), Mapping) else {}
     cv = doc.get("cv") if isinstance(doc.get("cv"), Mapping) else None
     return Selector(version, names, candidates, default, dict(training), cv, missing,
-                    float(margin))
+                    domain=dict(domain), margin=float(margin))
 
 
 def load_selector(path: str | Path) -> Selector:
