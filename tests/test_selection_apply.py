@@ -137,17 +137,17 @@ def test_a_selector_that_does_not_fit_falls_back_in_one_line(example, tmp_path, 
     assert warned[0].endswith("the default runs")
 
 
-def test_the_default_selector_is_off_and_changes_only_the_schedule_when_on(example, tmp_path,
-                                                                           monkeypatch):
-    shipped = selector_module.shipped_selector_path()
-    if shipped.is_file():   # the one the lead trains: it loads and fits this installation
-        from portfolio.registry import Registry
+def test_the_default_selector_is_on_and_changes_only_the_schedule(example, tmp_path, monkeypatch):
+    from portfolio.registry import Registry
 
-        assert load_selector(shipped).unusable_here(Registry().names()) is None
-    assert selector_module.DEFAULT_SELECTOR_ON is False
-    assert open_selector("default") is None
+    shipped = selector_module.shipped_selector_path()
+    assert shipped.is_file()   # it ships, loads and fits this installation
+    assert load_selector(shipped).unusable_here(Registry().names()) is None
+    assert selector_module.DEFAULT_SELECTOR_ON is True
+    assert open_selector("default").sha256 == load_selector(shipped).sha256
     path = write(tmp_path, selector_doc(DEFAULT, OURS))
     monkeypatch.setattr(selector_module, "shipped_selector_path", lambda: path)
+    monkeypatch.setattr(selector_module, "DEFAULT_SELECTOR_ON", False)
     assert open_selector("default") is None            # off: the file is not read
     monkeypatch.setattr(selector_module, "DEFAULT_SELECTOR_ON", True)
     on = open_selector("default")

@@ -288,11 +288,12 @@ def shipped_selector_path() -> Path:
     return example_path().with_name("selector.json")
 
 
-DEFAULT_SELECTOR_ON = False
-"""Whether a run without ``--selector`` uses the shipped selector (when the file is there). Off
-until one is trained on real runs (issue 50: the lead trains and ships it); turning it on changes
-only the backend set, their options and CPU weights (and a re-solve's cold part) of a run that
-does not name them (``tests/test_selection_apply.py``)."""
+DEFAULT_SELECTOR_ON = True
+"""Whether a run without ``--selector`` uses the shipped selector (when the file is there). On
+since the sweep of 2026-12-08 (docs/benchmarks/selection.md: the shared seven at 10 and 60 s,
+three seeds, alternated against the fixed schedule); turning it off gives the fixed schedule back.
+It changes only the backend set, their options and CPU weights (and a re-solve's cold part) of a
+run that does not name them (``tests/test_selection_apply.py``)."""
 
 
 def default_selector(on: Optional[bool] = None) -> Optional[Path]:
