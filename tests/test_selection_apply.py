@@ -229,6 +229,13 @@ def test_a_bench_configuration_runs_the_selector(tmp_path, portfolio_cli, bundle
     assert row["selection"]["applied"] is True and row["selection"]["schedule"]["name"] == "ls"
     assert {r["backend"].split("+")[0] for r in row["backend_runs"]} == {"greedy", "localsearch"}
     assert row["options"]["localsearch"]["kick_max"] == 9
+    shipped = portfolio_cli.run("bench", bundled_example, "-b", "d=portfolio[selector=default]",
+                                "-t", "5", "--name", "d", "--runs-dir", tmp_path, "-q")
+    assert shipped.returncode == 0, shipped.stderr
+    row = json.loads((tmp_path / "d" / "results.jsonl").read_text().splitlines()[0])
+    assert row["run_options"] == {"selector": "default"}
+    assert row["selection"]["sha256"] == load_selector(selector_module.shipped_selector_path()).sha256
+    assert row["selection"]["applied"] is False and "below the smallest" in row["selection"]["why"]
     bad = portfolio_cli.run("bench", bundled_example, "-b", f"x=portfolio[selector={tmp_path}/no.json]",
                             "-t", "5", "--name", "b", "--runs-dir", tmp_path)
     assert bad.returncode == 2 and "portfolio[selector=" in bad.stderr and "no.json" in bad.stderr

@@ -243,7 +243,9 @@ RUN_OPTIONS = {"adaptive": bool, "selector": str}
 """Run options a configuration may give in the brackets of its member ``portfolio`` (the default
 set), ``portfolio[adaptive=false]``, ``portfolio[selector=FILE]``: the
 :class:`~portfolio.options.RunOptions` fields a comparison of the runner's own rules needs, and a
-selector file (``portfolio learn``) applied as ``solve --selector FILE`` applies it."""
+selector file (``portfolio learn``) applied as ``solve --selector FILE`` applies it
+(``selector=default``: the one a run without ``--selector`` uses). A plain ``portfolio`` is the
+default set itself, with no selector: the fixed schedule a selector is measured against."""
 
 
 def _run_option(label: str, name: str, text: str) -> Any:
@@ -259,6 +261,13 @@ def _run_option(label: str, name: str, text: str) -> Any:
         return text.lower() == "true"
     from ..selection import SelectorError, load_selector
 
+    if text == "default":   # the selector a run without --selector uses, as a solve would
+        from ..selection.selector import default_selector
+
+        if default_selector() is None:
+            raise BenchError(f"configuration {label!r}: portfolio[selector=default]: this "
+                             f"installation's default run uses no selector")
+        return "default"
     path = Path(text).expanduser().resolve()
     try:
         load_selector(path)
