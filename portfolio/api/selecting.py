@@ -149,3 +149,4 @@ def config_names_backends(config: Any) -> bool:
 
     settings = config_from(config)
     return settings is not None and settings.backends is not None
+

@@ -57,6 +57,11 @@ class Configuration:
     run: tuple[tuple[str, Any], ...] = ()
     """Run options given in the brackets of the member ``portfolio`` (``portfolio[adaptive=false]``:
     :data:`RUN_OPTIONS`), as (name, value) pairs."""
+    prepare: Optional[Any] = None
+    """A step each task applies to its run before it starts, given by the sweep's caller
+    (``portfolio[selector=FILE]``: the selector's choice, ``portfolio.api.bench_selection.SelectorStep``;
+    this floor does not import the selection): ``prepare(problem, registry, task, options)`` ->
+    (backends, options, record)."""
 
     @property
     def is_portfolio(self) -> bool:
@@ -81,6 +86,7 @@ class Task:
     checkout: Optional[Any] = None  # a .checkout.Checkout: another checkout's code runs the task
     command: Optional[Any] = None   # a .command.Command: a command runs the task
     run: tuple[tuple[str, Any], ...] = ()   # run options (``portfolio[adaptive=false]``)
+    prepare: Optional[Any] = None   # the configuration's step before the run (Configuration.prepare)
 
     @property
     def key(self) -> tuple[str, str, int, int]:
@@ -249,7 +255,8 @@ default set itself, with no selector: the fixed schedule a selector is measured 
 
 
 def _run_option(label: str, name: str, text: str) -> Any:
-    """One run option's value, typed and checked (one :class:`BenchError` line)."""
+    """One run option's value, typed (one :class:`BenchError` line). A selector is a path made
+    absolute, or ``default``; the caller's step checks the file (:func:`.sweep.run_sweep`)."""
     kind = RUN_OPTIONS.get(name)
     if kind is None:
         raise BenchError(f"configuration {label!r}: portfolio[{name}=...]: not a run option "
@@ -259,21 +266,7 @@ def _run_option(label: str, name: str, text: str) -> Any:
             raise BenchError(f"configuration {label!r}: portfolio[{name}={text}]: expected true "
                              f"or false")
         return text.lower() == "true"
-    from ..selection import SelectorError, load_selector
-
-    if text == "default":   # the selector a run without --selector uses, as a solve would
-        from ..selection.selector import default_selector
-
-        if default_selector() is None:
-            raise BenchError(f"configuration {label!r}: portfolio[selector=default]: this "
-                             f"installation's default run uses no selector")
-        return "default"
-    path = Path(text).expanduser().resolve()
-    try:
-        load_selector(path)
-    except (OSError, SelectorError) as exc:
-        raise BenchError(f"configuration {label!r}: portfolio[selector={text}]: {exc}") from None
-    return str(path)
+    return text if text == "default" else str(Path(text).expanduser().resolve())
 
 
 def run_options(label: str, texts: dict[str, str]) -> tuple[tuple[str, Any], ...]:
@@ -505,6 +498,6 @@ def plan_tasks(instances: Sequence[Instance], configurations: Sequence[Configura
                     tasks.append(Task(inst.name, inst.path, config.name, config.backends, seed, rep,
                                       inst.time_limit, workers, plugins, jobs, config.options,
                                       deterministic or work is not None, work, config.checkout,
-                                      config.command, config.run))
+                                      config.command, config.run, config.prepare))
     return tasks
 

@@ -8,9 +8,9 @@ import json
 import os
 import shutil
 import sys
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ..results import read_rows
 from .environment import git_revision, machine_info, now_iso, package_versions
@@ -72,6 +72,17 @@ def _code(where: Optional[str]) -> str:
     return "this checkout's code" if where is None else f"the code of {where}"
 
 
+def _with_step(config: Configuration, selector_step: Optional[Callable[[str], Any]]) -> Configuration:
+    """``config`` with the step its ``portfolio[selector=...]`` needs (unchanged without one)."""
+    spec = dict(config.run).get("selector")
+    if spec is None:
+        return config
+    if selector_step is None:
+        raise BenchError(f"configuration {config.name!r}: portfolio[selector=...] needs a "
+                         f"selector step from the caller (`portfolio bench` gives it)")
+    return replace(config, prepare=selector_step(spec))
+
+
 def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]] = None,
               portfolio: bool = False, time_limit: Optional[float] = None,
               contest_timeouts: bool = False, seeds: Sequence[int] = (0,), repeat: int = 1,
@@ -80,7 +91,8 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
               console=None, command: Optional[list[str]] = None,
               on_row: Optional[Callable[[dict], None]] = None,
               assignments: Sequence[str] = (), config: Optional[Sequence[str] | str] = None,
-              deterministic: bool = False, work: Optional[int] = None) -> SweepResult:
+              deterministic: bool = False, work: Optional[int] = None,
+              selector_step: Optional[Callable[[str], Any]] = None) -> SweepResult:
     """Plan and run a sweep, streaming rows to ``runs_dir/name/results.jsonl``.
 
     ``deterministic`` (``--deterministic``) and ``work`` (``--work``, which implies it): every task
@@ -89,6 +101,9 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
     ``assignments`` (``--option``) and ``config`` (``--config``: one file or several, merged in
     order): backend options for every configuration (a configuration's own, in brackets or its
     ``@FILE.toml``, override them).
+    ``selector_step``: for a configuration's ``portfolio[selector=SPEC]``, the step its tasks
+    apply before the run (``portfolio.api.bench_selection.selector_step``: this floor does not import
+    the selection); it raises :class:`BenchError` for a file that is no selector.
     ``console``: a rich console for the progress display (None: no display). Raises
     :class:`BenchError` for bad input before anything runs. On KeyboardInterrupt the finished rows stay
     and the result says ``interrupted``.
@@ -105,6 +120,7 @@ def run_sweep(instances: Sequence[str | Path], backends: Optional[Sequence[str]]
     deterministic = deterministic or work is not None
     configs = resolve_configurations(backends, portfolio, assignments, config, deterministic,
                                      elsewhere=configuration_elsewhere, commands=command_configuration)
+    configs = [_with_step(c, selector_step) for c in configs]
     distributed = dask_scheduler is not None
     if distributed and any(c.command is not None for c in configs):
         raise BenchError("a command configuration (LABEL=cmd:...) runs on this machine only; "

@@ -19,7 +19,7 @@ import time
 import traceback
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Iterable, Optional
 
 from ..cpuload import cpu_record, load_average
 from .environment import git_revision, machine_info, now_iso, package_versions
@@ -80,20 +80,6 @@ def _workers_here(task: Task) -> int:
     return max(1, (os.cpu_count() or 1) // max(1, threads))
 
 
-def _select(path: str, problem: Any, registry: Any, task: Task, options: Any) -> tuple:
-    """The selector at ``path`` applied to this task (the backends, run options and the record a
-    ``solve --selector`` result carries), its features and model inside the task's budget."""
-    from ..api.selecting import UserChoice, open_selector, select_run
-    from ..api.solving import choose
-
-    picked = choose(list(task.backends), task.time_limit, registry=registry,
-                    backend_options=option_dict(task.options), warn=lambda _: None)
-    picked, options, selection = select_run(open_selector(path), problem, picked, options,
-                                            user=UserChoice(), warn=lambda _: None, choose=choose,
-                                            backend_options=option_dict(task.options))
-    return picked.backends, options, selection
-
-
 def solve_task(task: Task, start: Optional[float] = None) -> dict:
     """Load the instance and run the configuration's backends: the row of a task, plus its plan.
 
@@ -121,13 +107,16 @@ def solve_task(task: Task, start: Optional[float] = None) -> dict:
     # wait for it set up meanwhile), not before the run
     run = dict(task.run)
     selector = run.pop("selector", None)
+    if selector is not None and task.prepare is None:
+        raise RuntimeError(f"configuration {task.configuration}: portfolio[selector={selector}] "
+                           f"needs the sweep's selector step (run_sweep(selector_step=...))")
     options = RunOptions(task.time_limit, start=start, workers=workers, seed=task.seed,
                          presolve=True, fallback=False,  # the backends' own rows
                          backend_options=option_dict(task.options),
                          deterministic=task.deterministic, work=task.work, **run)
     selection = None
-    if selector is not None:   # portfolio[selector=FILE]: as `solve --selector FILE`, in the budget
-        backends, options, selection = _select(selector, problem, registry, task, options)
+    if task.prepare is not None:   # portfolio[selector=FILE]: as `solve --selector FILE`, in the budget
+        backends, options, selection = task.prepare(problem, registry, task, options)
     result = run_portfolio(problem, backends, options)
     cores = (result.schedule or {}).get("cores", workers)
     cpu = cpu_record([r.to_dict() for r in result.runs.values()], cores, result.elapsed,

@@ -71,6 +71,7 @@ def bench(instances: tuple[str, ...], backends: str | None, use_portfolio: bool,
     task ({file}: plain JSON, {file_gz}: the file as given, {timeout}: seconds, {seed}); its last
     stdout line that is not a '#' comment is its plan, verified here; killed 5 s past the limit.
     """
+    from ..api.bench_selection import selector_step
     from ..bench import BenchError, parse_seeds, run_sweep
     from ..bench.plan import split_configurations
 
@@ -86,7 +87,8 @@ def bench(instances: tuple[str, ...], backends: str | None, use_portfolio: bool,
                            runs_dir=runs_dir, resume=resume, force=force,
                            dask_scheduler=dask_scheduler, console=None if quiet else console,
                            command=["portfolio", *sys.argv[1:]], assignments=assignments,
-                           config=list(config), deterministic=deterministic, work=work)
+                           config=list(config), deterministic=deterministic, work=work,
+                           selector_step=selector_step)
     except BenchError as exc:
         raise UserError(str(exc)) from None
     if result.moved_old_to:
