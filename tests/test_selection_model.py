@@ -289,7 +289,13 @@ def test_below_the_training_graphs_the_default_runs(data, tmp_path, sklearn):
     assert below_domain(domain, {"nodes": 90000}) is None   # above: the largest graphs' leaves
     assert "nodes 8 is below the smallest training graph's 816" in below_domain(domain, {"nodes": 8})
     selector = learn(data, trees=2)
-    assert selector.domain == {"nodes": [8.0, 8.0], "edges": [9.0, 9.0]}   # selection_data's sizes
+    assert selector.domain == {"nodes": [8.0, 8.0], "edges": [9.0, 9.0],   # selection_data's sizes
+                               "budget_seconds": [10.0, 60.0]}
+    from portfolio.selection.selector import outside_budgets
+
+    assert outside_budgets(selector.domain, 60) is None and outside_budgets(selector.domain, 10) is None
+    assert "240 s is outside the training budgets (10-60 s)" in outside_budgets(selector.domain, 240)
+    assert outside_budgets(selector.domain, 1) is not None
     path = tmp_path / "s.json"
     path.write_text(selector.dumps())
     assert load_selector(path).domain == selector.domain

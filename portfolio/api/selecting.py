@@ -121,7 +121,7 @@ def select_run(selector: Selector, problem: Problem, picked: Any, options: RunOp
     record.update(schedule=schedule.to_json(),
                   predicted={k: round(v, 6) for k, v in choice.predicted.items()},
                   features_seconds=round(t1 - t0, 4), model_seconds=round(t2 - t1, 5))
-    why = _why_not(options, user) or selector.below_domain(values)
+    why = _why_not(options, user) or selector.outside_domain(values, options.budget_seconds)
     if why is not None:
         return picked, options, {**record, "why": why,
                                  "seconds": round(time.perf_counter() - t0, 4)}

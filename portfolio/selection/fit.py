@@ -121,4 +121,5 @@ def learn(data: TrainingSet, trees: int = TREES, seed: int = 0,
         "notes": list(data.notes),
     }
     return Selector(FEATURES_VERSION, FEATURE_NAMES, candidates, data.default, training, cv,
-                    domain=domain_of({g: data.features[g] for g in data.instances}), margin=margin)
+                    domain=domain_of({g: data.features[g] for g in data.instances},
+                                     data.budgets), margin=margin)

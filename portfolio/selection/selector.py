@@ -83,6 +83,8 @@ backends) for nothing measurable."""
 
 DOMAIN_FEATURES = ("nodes", "edges")
 """The sizes a selector records the range of over its training graphs (``domain``)."""
+BUDGET_DOMAIN = "budget_seconds"
+"""The ``domain`` entry of the training budgets (:func:`outside_budgets`)."""
 
 
 def below_domain(domain: Mapping[str, Sequence[float]], values: Mapping[str, Any]) -> Optional[str]:
@@ -91,6 +93,8 @@ def below_domain(domain: Mapping[str, Sequence[float]], values: Mapping[str, Any
     default runs there (its exact backends settle small graphs); above the largest, the leaves of
     the largest answer, which is where the measurements are."""
     for name, (low, _high) in domain.items():
+        if name == BUDGET_DOMAIN:
+            continue
         value = values.get(name)
         if isinstance(value, (int, float)) and value < low:
             return (f"{name} {value:,.0f} is below the smallest training graph's {low:,.0f}: "
@@ -98,13 +102,29 @@ def below_domain(domain: Mapping[str, Sequence[float]], values: Mapping[str, Any
     return None
 
 
-def domain_of(features: Mapping[str, Mapping[str, Any]]) -> dict[str, list[float]]:
-    """The training graphs' range of each of :data:`DOMAIN_FEATURES` (``features``: per graph)."""
+def outside_budgets(domain: Mapping[str, Sequence[float]], budget: float) -> Optional[str]:
+    """Why a budget lies outside the training budgets (one line), or None. The forests' budget
+    input saturates at the largest and smallest budget they saw: a 240 s run would be answered as
+    a 60 s one, and on S at its limit the 60 s choice measured worse than the default
+    (docs/benchmarks/selection.md), so the default runs there."""
+    span = domain.get(BUDGET_DOMAIN)
+    if span and not span[0] <= budget <= span[1]:
+        return (f"a budget of {budget:g} s is outside the training budgets ({span[0]:g}-"
+                f"{span[1]:g} s): the selector does not extrapolate in time")
+    return None
+
+
+def domain_of(features: Mapping[str, Mapping[str, Any]],
+              budgets: Sequence[float] = ()) -> dict[str, list[float]]:
+    """The training graphs' range of each of :data:`DOMAIN_FEATURES` (``features``: per graph),
+    and of the training budgets in seconds (:data:`BUDGET_DOMAIN`)."""
     out = {}
     for name in DOMAIN_FEATURES:
         seen = [float(f[name]) for f in features.values() if isinstance(f.get(name), (int, float))]
         if seen:
             out[name] = [min(seen), max(seen)]
+    if budgets:
+        out[BUDGET_DOMAIN] = [float(min(budgets)), float(max(budgets))]
     return out
 
 
@@ -148,9 +168,10 @@ class Selector:
         x = self.vector(values, budget)
         return {c.schedule.name: c.model.predict(x) for c in self.candidates}
 
-    def below_domain(self, values: Mapping[str, Any]) -> Optional[str]:
-        """Why this graph is smaller than every training graph (:func:`below_domain`), or None."""
-        return below_domain(self.domain, values)
+    def outside_domain(self, values: Mapping[str, Any], budget: float) -> Optional[str]:
+        """Why this graph is smaller than every training graph (:func:`below_domain`) or the
+        budget outside the training budgets (:func:`outside_budgets`), or None."""
+        return below_domain(self.domain, values) or outside_budgets(self.domain, budget)
 
     def choose(self, values: Mapping[str, Any], budget: float) -> Choice:
         """The candidate :func:`pick` chooses from the predicted scores (the default unless
